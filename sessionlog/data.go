@@ -1,0 +1,173 @@
+package sessionlog
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// TurnData is the data of turn/start.
+type TurnData struct {
+	Turn int `json:"turn"`
+}
+
+// StepData is the data of step/start and step/end.
+type StepData struct {
+	Turn int `json:"turn"`
+	Step int `json:"step"`
+}
+
+// Turn-end reason kinds.
+const (
+	EndCompleted   = "completed"
+	EndAborted     = "aborted"
+	EndBlocked     = "blocked"
+	EndError       = "error"
+	EndMaxTokens   = "max-tokens"
+	EndInterrupted = "interrupted"
+)
+
+// TurnEndData is the data of turn/end.
+type TurnEndData struct {
+	Turn   int           `json:"turn"`
+	Reason TurnEndReason `json:"reason"`
+}
+
+// TurnEndReason says why a turn ended. Reason and Error carry kind-specific
+// detail (the abort cause; the error message and code).
+type TurnEndReason struct {
+	Kind   string          `json:"kind"`
+	Reason json.RawMessage `json:"reason,omitempty"`
+	Error  *ReasonError    `json:"error,omitempty"`
+}
+
+// ReasonError is the error detail of an error turn end.
+type ReasonError struct {
+	Message string `json:"message"`
+	Code    string `json:"code,omitempty"`
+}
+
+// ToolCallData is the data of tool/call.
+type ToolCallData struct {
+	Turn      int    `json:"turn"`
+	Step      int    `json:"step"`
+	CallID    string `json:"callId"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// MessageData is the data shape shared by assistant/message and tool/result:
+// the projected model message lives under "message".
+type MessageData struct {
+	Turn        int             `json:"turn"`
+	Step        int             `json:"step"`
+	Message     json.RawMessage `json:"message"`
+	Usage       json.RawMessage `json:"usage,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+}
+
+// ChunkData is the data of assistant/chunk; Chunk stays raw (its vocabulary
+// belongs to the model layer).
+type ChunkData struct {
+	Turn  int             `json:"turn"`
+	Step  int             `json:"step"`
+	Chunk json.RawMessage `json:"chunk"`
+}
+
+// SandboxModeData is the data of sandbox/mode.
+type SandboxModeData struct {
+	Mode   string `json:"mode"`
+	Source string `json:"source,omitempty"`
+}
+
+// ApprovalPolicyData is the data of approval/policy.
+type ApprovalPolicyData struct {
+	Policy string `json:"policy"`
+	Source string `json:"source,omitempty"`
+}
+
+// Message is the parsed form of a model message (user/message data, and the
+// message of assistant/message and tool/result).
+type Message struct {
+	Role    string          `json:"role"`
+	Content []Part          `json:"content"`
+	ID      string          `json:"id,omitempty"`
+	Source  json.RawMessage `json:"source,omitempty"`
+}
+
+// Part is one content part of a message: text, reasoning, tool-call or
+// tool-result (whose Content nests further parts).
+type Part struct {
+	Type       string `json:"type"`
+	Text       string `json:"text,omitempty"`
+	ID         string `json:"id,omitempty"`
+	Name       string `json:"name,omitempty"`
+	Arguments  string `json:"arguments,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	IsError    bool   `json:"isError,omitempty"`
+	Content    []Part `json:"content,omitempty"`
+}
+
+// DecodeData decodes e.Data into T, with an error naming the event.
+func DecodeData[T any](e *Event) (T, error) {
+	var v T
+	if e.Data == nil {
+		return v, invalidf(e, "no data")
+	}
+	if err := json.Unmarshal(e.Data, &v); err != nil {
+		return v, invalidf(e, "data: %v", err)
+	}
+	return v, nil
+}
+
+// ToolCallIDs lists the tool-call ids of a message's tool-call parts.
+func (m *Message) ToolCallIDs() []string {
+	var ids []string
+	for _, p := range m.Content {
+		if p.Type == "tool-call" {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+// Text joins the message's text parts.
+func (m *Message) Text() string {
+	var s string
+	for _, p := range m.Content {
+		if p.Type == "text" {
+			s += p.Text
+		}
+	}
+	return s
+}
+
+// ProjectMessage returns the model message an event on the surface produces:
+// the data of user/message, the data.message of assistant/message and
+// tool/result. It is the one projection every consumer uses.
+func ProjectMessage(e *Event) (json.RawMessage, error) {
+	switch e.Type {
+	case TypeUserMessage:
+		if e.Data == nil {
+			return nil, invalidf(e, "no data")
+		}
+		return e.Data, nil
+	case TypeAssistantMessage, TypeToolResult:
+		var d struct {
+			Message json.RawMessage `json:"message"`
+		}
+		if err := json.Unmarshal(e.Data, &d); err != nil || d.Message == nil {
+			return nil, invalidf(e, "data has no message")
+		}
+		return d.Message, nil
+	}
+	return nil, invalidf(e, "%s is not a surface event type", e.Type)
+}
+
+// ParseMessage decodes a projected message.
+func ParseMessage(raw json.RawMessage) (Message, error) {
+	var m Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("message: %w", err)
+	}
+	return m, nil
+}

@@ -1,0 +1,194 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Decoded is a log read from JSONL, before the log rules are checked.
+type Decoded struct {
+	Header sessionlog.Header
+	Events []sessionlog.Event
+	// Lines maps each event (by seq) to its 1-based physical line.
+	Lines []int
+	// Torn is non-nil when a damaged tail after the last complete turn/end
+	// was dropped (a crash mid-write).
+	Torn *Torn
+	// GoodBytes is the length of the leading, intact part of the input: the
+	// offset a writer truncates to before appending after a torn tail.
+	GoodBytes int64
+}
+
+// Torn describes a dropped tail.
+type Torn struct {
+	Line    int   // first damaged physical line
+	Records int   // physical lines dropped
+	Err     error // what was wrong with the first of them
+}
+
+// LineOf returns the physical line of seq, or 0.
+func (d *Decoded) LineOf(seq int) int {
+	if seq < 0 || seq >= len(d.Lines) {
+		return 0
+	}
+	return d.Lines[seq]
+}
+
+// Decode reads a JSONL log: the header line, then event lines and packed
+// chunk rows, expanded into the exact logical events. name labels errors.
+//
+// Damage (an unparsable line, a malformed row, a seq gap or duplicate) before
+// the last complete turn/end is corruption (sessionlog.ErrCorrupt). Damage
+// after it is a torn tail: it is dropped and reported in Torn.
+func Decode(r io.Reader, name string) (*Decoded, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	var (
+		d      Decoded
+		lineNo int
+		offset int64
+		damage *Torn
+	)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			break
+		}
+		if err != nil && err != io.EOF {
+			return nil, &sessionlog.RecordError{File: name, Line: lineNo + 1, Err: err}
+		}
+		lineNo++
+		body := bytes.TrimRight(line, "\r\n")
+		if lineNo == 1 {
+			h, herr := sessionlog.DecodeHeader(body)
+			if herr != nil {
+				return nil, &sessionlog.RecordError{File: name, Line: 1, Err: herr}
+			}
+			d.Header = h
+			offset += int64(len(line))
+			d.GoodBytes = offset
+			continue
+		}
+		if damage != nil {
+			// Only look for a later complete turn/end: it turns the damage
+			// into corruption.
+			if ev, derr := sessionlog.DecodeEvent(body); derr == nil && ev.Type == sessionlog.TypeTurnEnd {
+				return nil, &sessionlog.RecordError{File: name, Line: damage.Line,
+					Err: fmt.Errorf("%w: %v (before the complete turn/end on line %d)", sessionlog.ErrCorrupt, damage.Err, lineNo)}
+			}
+			damage.Records++
+			continue
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			damage = &Torn{Line: lineNo, Records: 1, Err: errors.New("empty line")}
+			continue
+		}
+		evs, rerr := decodeRecord(body)
+		if rerr == nil {
+			for _, ev := range evs {
+				if ev.Seq != len(d.Events) {
+					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, len(d.Events))
+					break
+				}
+				d.Events = append(d.Events, ev)
+				d.Lines = append(d.Lines, lineNo)
+			}
+		}
+		if rerr != nil {
+			// undo a partially applied row
+			for len(d.Lines) > 0 && d.Lines[len(d.Lines)-1] == lineNo {
+				d.Lines = d.Lines[:len(d.Lines)-1]
+				d.Events = d.Events[:len(d.Events)-1]
+			}
+			damage = &Torn{Line: lineNo, Records: 1, Err: rerr}
+			continue
+		}
+		offset += int64(len(line))
+		d.GoodBytes = offset
+	}
+	if lineNo == 0 {
+		return nil, &sessionlog.RecordError{File: name, Err: fmt.Errorf("%w: empty log (no header line)", sessionlog.ErrHeader)}
+	}
+	d.Torn = damage
+	return &d, nil
+}
+
+// decodeRecord decodes one non-header line into its event(s).
+func decodeRecord(body []byte) ([]sessionlog.Event, error) {
+	var tag struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(body, &tag); err != nil {
+		return nil, fmt.Errorf("%w: %v", sessionlog.ErrInvalid, err)
+	}
+	switch tag.Type {
+	case rowText, rowReasoning, rowToolCall:
+		evs, err := expandRow(tag.Type, body)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", sessionlog.ErrInvalid, err)
+		}
+		return evs, nil
+	case "session":
+		return nil, fmt.Errorf("%w: a second session header", sessionlog.ErrInvalid)
+	}
+	ev, err := sessionlog.DecodeEvent(body)
+	if err != nil {
+		return nil, err
+	}
+	return []sessionlog.Event{ev}, nil
+}
+
+// AppendRecords appends the canonical storage lines of a batch of events:
+// runs of at least three consecutive same-block deltas become one packed
+// row; everything else is one line per event. Each line ends in '\n'.
+func AppendRecords(b []byte, events []sessionlog.Event) []byte {
+	var (
+		runEv []sessionlog.Event
+		runD  []*delta
+	)
+	flush := func() {
+		if len(runEv) >= minRun {
+			b = appendRow(b, runEv, runD)
+			b = append(b, '\n')
+		} else {
+			for k := range runEv {
+				b = runEv[k].AppendJSON(b)
+				b = append(b, '\n')
+			}
+		}
+		runEv, runD = runEv[:0], runD[:0]
+	}
+	for i := range events {
+		e := &events[i]
+		d, ok := classify(e)
+		if !ok {
+			flush()
+			b = e.AppendJSON(b)
+			b = append(b, '\n')
+			continue
+		}
+		if n := len(runEv); n > 0 && !continues(runD[n-1], d, &runEv[n-1], e) {
+			flush()
+		}
+		runEv = append(runEv, *e)
+		runD = append(runD, d)
+	}
+	flush()
+	return b
+}
+
+// Encode writes a whole log in the canonical layout: the header line, then
+// the packed records.
+func Encode(w io.Writer, h sessionlog.Header, events []sessionlog.Event) error {
+	b := make([]byte, 0, len(h.Raw)+1+len(events)*128)
+	b = append(b, h.Raw...)
+	b = append(b, '\n')
+	b = AppendRecords(b, events)
+	_, err := w.Write(b)
+	return err
+}
