@@ -1,0 +1,116 @@
+package sessionlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+)
+
+// ErrInUse reports a session whose log another writer holds.
+var ErrInUse = errors.New("sessionlog: session in use by another writer")
+
+// Store persists session logs. Backends (sessionlog/jsonl, sessionlog/sqlite)
+// implement it and pass sessionlogtest.TestStore unchanged. A Store is safe
+// for concurrent use on different sessions; one session has one writer at a
+// time (Create and Open take an exclusive lock; a second one gets ErrInUse).
+type Store interface {
+	// Create makes a new, empty session log for h, atomically: it appears
+	// whole or not at all. It fails if the id exists.
+	Create(ctx context.Context, h Header) (Writer, error)
+	// Open loads a session for writing: decode, validate (legacy refused),
+	// drop a torn tail, repair, and commit the repair closers durably before
+	// returning. The returned Loaded.Closers are the events it committed.
+	Open(ctx context.Context, id string) (*Loaded, Writer, error)
+	// Inspect loads a session read-only: like Open, but nothing is written
+	// and no lock is taken; Closers are what Open would commit.
+	Inspect(ctx context.Context, id string) (*Loaded, error)
+	// List yields the stored sessions without reading whole logs.
+	List(ctx context.Context) iter.Seq2[Info, error]
+	// Close releases the store.
+	Close() error
+}
+
+// Writer appends to one session's log. Append buffers; Sync is a semantic
+// checkpoint that makes everything appended so far durable. Seqs must be
+// contiguous with what is stored: an out-of-order or duplicate append is
+// refused and nothing of that batch is written. A Writer is not safe for
+// concurrent use.
+type Writer interface {
+	Append(ctx context.Context, events ...Event) error
+	Sync(ctx context.Context) error
+	// Close syncs and releases the session's lock.
+	Close() error
+}
+
+// Loaded is a session read from a store, validated and repaired.
+type Loaded struct {
+	// Log holds the stored events followed by Closers.
+	Log *Log
+	// Closers are the synthetic events repair added (see Repair).
+	Closers []Event
+	// DroppedRecords counts physical records of a torn tail that were dropped.
+	DroppedRecords int
+}
+
+// Info describes a stored session.
+type Info struct {
+	ID        string
+	CreatedAt int64
+	Cwd       string
+	// Location is the backend's name for it (a file path, a database path).
+	Location string
+}
+
+// Load is the shared load path of every backend: validate the decoded
+// events (the same rules as Append), then compute repair closers and append
+// them to the returned log. name labels errors (the session or file).
+func Load(name string, h Header, events []Event) (*Loaded, error) {
+	l, err := Seed(h, events)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	closers := Repair(events)
+	for _, c := range closers {
+		if err := l.Append(c); err != nil {
+			return nil, fmt.Errorf("%s: repair closer: %w", name, err)
+		}
+	}
+	return &Loaded{Log: l, Closers: closers}, nil
+}
+
+// Session is a log written through a store: every event is validated by the
+// in-memory Log before it reaches the Writer, so nothing invalid is stored.
+type Session struct {
+	log *Log
+	w   Writer
+}
+
+// NewSession pairs a validated log with its writer.
+func NewSession(log *Log, w Writer) *Session { return &Session{log: log, w: w} }
+
+// Log returns the in-memory log (read-only use).
+func (s *Session) Log() *Log { return s.log }
+
+// Append validates and appends events, then hands them to the writer. If
+// validation fails nothing is written; events validated before the failing
+// one are still appended.
+func (s *Session) Append(ctx context.Context, events ...Event) error {
+	for i := range events {
+		if err := s.log.Append(events[i]); err != nil {
+			if i > 0 {
+				if werr := s.w.Append(ctx, events[:i]...); werr != nil {
+					return errors.Join(err, werr)
+				}
+			}
+			return err
+		}
+	}
+	return s.w.Append(ctx, events...)
+}
+
+// Checkpoint makes everything appended so far durable.
+func (s *Session) Checkpoint(ctx context.Context) error { return s.w.Sync(ctx) }
+
+// Close checkpoints and releases the log.
+func (s *Session) Close() error { return s.w.Close() }
