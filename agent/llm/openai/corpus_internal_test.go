@@ -1,0 +1,60 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestCorpusMessagesMap maps every message the dsh corpus records to chat
+// messages: nothing a real session holds may be refused.
+func TestCorpusMessagesMap(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "..", "shared", "corpus", "dsh-acp-snapshots")
+	files, err := filepath.Glob(filepath.Join(dir, "*", "session*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("conformance corpus not found under %s (expected ../shared beside the module)", dir)
+	}
+	n := 0
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			var rec struct {
+				Type string          `json:"type"`
+				Data json.RawMessage `json:"data"`
+			}
+			if len(line) == 0 || json.Unmarshal(line, &rec) != nil {
+				continue
+			}
+			var msg json.RawMessage
+			switch rec.Type {
+			case "user/message":
+				msg = rec.Data
+			case "assistant/message", "tool/result":
+				var d struct {
+					Message json.RawMessage `json:"message"`
+				}
+				if err := json.Unmarshal(rec.Data, &d); err != nil {
+					t.Fatalf("%s:%d: %v", file, i+1, err)
+				}
+				msg = d.Message
+			default:
+				continue
+			}
+			if _, err := chatMessages(msg); err != nil {
+				t.Errorf("%s:%d: %v", file, i+1, err)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no messages in the corpus")
+	}
+}

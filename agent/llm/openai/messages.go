@@ -1,0 +1,226 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+
+	"github.com/reel-agent/reel/agent/llm"
+)
+
+// buildParams maps a request to chat-completions parameters (see the
+// package documentation for the rules).
+func buildParams(cfg Config, req llm.Request) (sdk.ChatCompletionNewParams, error) {
+	model := req.Model
+	if model == "" {
+		model = cfg.Model
+	}
+	if model == "" {
+		return sdk.ChatCompletionNewParams{}, errors.New("request names no model and the provider has no default")
+	}
+	params := sdk.ChatCompletionNewParams{
+		Model:         model,
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)},
+	}
+	if req.System != "" {
+		params.Messages = append(params.Messages, sdk.SystemMessage(req.System))
+	}
+	for i, raw := range req.Messages {
+		msgs, err := chatMessages(raw)
+		if err != nil {
+			return sdk.ChatCompletionNewParams{}, fmt.Errorf("message %d: %w", i, err)
+		}
+		params.Messages = append(params.Messages, msgs...)
+	}
+	tools, err := chatTools(req.Tools)
+	if err != nil {
+		return sdk.ChatCompletionNewParams{}, err
+	}
+	params.Tools = tools
+	if req.MaxTokens > 0 {
+		if cfg.MaxCompletionTokens {
+			params.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			params.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	if req.Temperature != nil {
+		params.Temperature = param.NewOpt(*req.Temperature)
+	}
+	return params, nil
+}
+
+// chatMessages maps one dsh message to chat messages.
+func chatMessages(raw json.RawMessage) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	m, err := llm.ParseMessage(raw)
+	if err != nil {
+		return nil, err
+	}
+	switch m.Role {
+	case "user":
+		var out []sdk.ChatCompletionMessageParamUnion
+		var texts []string
+		for _, p := range m.Content {
+			switch p.Type {
+			case llm.PartToolResult:
+				if p.ToolCallID == "" {
+					return nil, errors.New("tool-result part without toolCallId")
+				}
+				content, err := partsText(p.Content)
+				if err != nil {
+					return nil, fmt.Errorf("tool result %s: %w", p.ToolCallID, err)
+				}
+				out = append(out, sdk.ToolMessage(content, p.ToolCallID))
+			default:
+				t, err := partText(p)
+				if err != nil {
+					return nil, err
+				}
+				texts = append(texts, t)
+			}
+		}
+		if len(texts) > 0 {
+			out = append(out, sdk.UserMessage(strings.Join(texts, "\n")))
+		}
+		return out, nil
+	case "assistant":
+		var msg sdk.ChatCompletionAssistantMessageParam
+		var texts []string
+		for _, p := range m.Content {
+			switch p.Type {
+			case llm.PartReasoning:
+				// Not sent back.
+			case llm.PartText:
+				texts = append(texts, p.Text)
+			case llm.PartToolCall:
+				msg.ToolCalls = append(msg.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+						ID:       p.ID,
+						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: p.Name, Arguments: p.Arguments},
+					},
+				})
+			default:
+				return nil, fmt.Errorf("assistant message: unsupported part type %q", p.Type)
+			}
+		}
+		if len(texts) > 0 || len(msg.ToolCalls) == 0 {
+			msg.Content.OfString = param.NewOpt(strings.Join(texts, "\n"))
+		}
+		return []sdk.ChatCompletionMessageParamUnion{{OfAssistant: &msg}}, nil
+	case "system":
+		t, err := partsText(m.Content)
+		if err != nil {
+			return nil, err
+		}
+		return []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(t)}, nil
+	default:
+		return nil, fmt.Errorf("unsupported role %q", m.Role)
+	}
+}
+
+// partsText joins the text of parts with "\n".
+func partsText(parts []llm.Part) (string, error) {
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		t, err := partText(p)
+		if err != nil {
+			return "", err
+		}
+		texts = append(texts, t)
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+// partText is the text a user-side part contributes.
+func partText(p llm.Part) (string, error) {
+	switch p.Type {
+	case llm.PartText:
+		return p.Text, nil
+	case llm.PartImage:
+		var img struct {
+			Attachment struct {
+				MediaType string `json:"mediaType"`
+			} `json:"attachment"`
+			MimeType string `json:"mimeType"`
+		}
+		_ = json.Unmarshal(p.Raw, &img)
+		mt := img.Attachment.MediaType
+		if mt == "" {
+			mt = img.MimeType
+		}
+		if mt == "" {
+			mt = "unknown type"
+		}
+		return "[image: " + mt + "]", nil
+	default:
+		return "", fmt.Errorf("unsupported part type %q", p.Type)
+	}
+}
+
+// toolSchema is one entry of llm.Request.Tools.
+type toolSchema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// chatTools maps tool schemas to function tools, keeping each parameters
+// schema byte for byte.
+func chatTools(raw json.RawMessage) ([]sdk.ChatCompletionToolUnionParam, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
+	out := make([]sdk.ChatCompletionToolUnionParam, 0, len(items))
+	for i, item := range items {
+		dec := json.NewDecoder(bytes.NewReader(item))
+		dec.DisallowUnknownFields()
+		var ts toolSchema
+		if err := dec.Decode(&ts); err != nil {
+			return nil, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("tools[%d]: trailing data", i)
+		}
+		if ts.Name == "" {
+			return nil, fmt.Errorf("tools[%d]: no name", i)
+		}
+		tool := param.Override[sdk.ChatCompletionFunctionToolParam](json.RawMessage(functionTool(ts)))
+		out = append(out, sdk.ChatCompletionToolUnionParam{OfFunction: &tool})
+	}
+	return out, nil
+}
+
+// functionTool renders {"type":"function","function":{"name","description","parameters"}}
+// without HTML escaping and with the parameters schema as given.
+func functionTool(ts toolSchema) []byte {
+	b := []byte(`{"type":"function","function":{"name":`)
+	b = append(b, jsonString(ts.Name)...)
+	if ts.Description != "" {
+		b = append(b, `,"description":`...)
+		b = append(b, jsonString(ts.Description)...)
+	}
+	if len(ts.Parameters) > 0 {
+		b = append(b, `,"parameters":`...)
+		b = append(b, ts.Parameters...)
+	}
+	return append(b, `}}`...)
+}
+
+// jsonString encodes s as a JSON string without HTML escaping.
+func jsonString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,169 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ForceUnavailableEnv names the environment variable that, set to "1", makes
+// [Probe] report Landlock as unavailable, so the fail-closed path can be
+// exercised on any kernel.
+const ForceUnavailableEnv = "REEL_SANDBOX_FORCE_UNAVAILABLE"
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrUnavailable reports that Landlock cannot confine this process.
+	ErrUnavailable = errors.New("sandbox: Landlock is unavailable")
+	// ErrUsage reports invalid sandbox-exec arguments.
+	ErrUsage = errors.New("sandbox-exec: invalid arguments")
+	// ErrSetup reports a sandbox that could not be set up.
+	ErrSetup = errors.New("sandbox-exec: cannot set up the sandbox")
+)
+
+// UnavailableError is returned by [Exec] when a confining mode is asked for
+// and Landlock is unavailable. Its message is the line sandbox-exec prints.
+type UnavailableError struct {
+	// Mode is the confining mode that was asked for.
+	Mode string
+	// Err says why Landlock is unavailable.
+	Err error
+}
+
+// Error returns the SANDBOX_UNAVAILABLE line.
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%s: Landlock is not available on this kernel; refusing to run unconfined in mode %s", UnavailableMarker, e.Mode)
+}
+
+// Unwrap returns ErrUnavailable and the reason.
+func (e *UnavailableError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrUnavailable}
+	}
+	return []error{ErrUnavailable, e.Err}
+}
+
+// ExitCode returns the exit status reel sandbox-exec should end with after
+// [Exec] returned err: 0 for nil, [ExitUsage] for [ErrUsage],
+// [ExitNotFound] when the program was not found, and [ExitUnavailable] for
+// everything else (Landlock unavailable, set-up failures).
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrUsage):
+		return ExitUsage
+	case errors.Is(err, exec.ErrNotFound):
+		return ExitNotFound
+	}
+	return ExitUnavailable
+}
+
+// execArgs are the parsed arguments of sandbox-exec.
+type execArgs struct {
+	mode, root, tmp string
+	argv            []string
+}
+
+// parseExecArgs parses the arguments of sandbox-exec (without the
+// subcommand name). The temp dir defaults to DefaultTempDir(root).
+func parseExecArgs(args []string) (execArgs, error) {
+	var a execArgs
+	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&a.mode, "mode", "", "sandbox mode: read-only, workspace-write or danger-full-access")
+	fs.StringVar(&a.root, "root", "", "the writable root of workspace-write (absolute)")
+	fs.StringVar(&a.tmp, "tmp", "", "the writable temp dir of workspace-write (absolute; default: a per-root dir under the system temp dir)")
+	if err := fs.Parse(args); err != nil {
+		return a, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if i := len(args) - len(fs.Args()); i == 0 || args[i-1] != "--" {
+		return a, fmt.Errorf("%w: want -- before the program", ErrUsage)
+	}
+	a.argv = fs.Args()
+	switch {
+	case len(a.argv) == 0 || a.argv[0] == "":
+		return a, fmt.Errorf("%w: no program after --", ErrUsage)
+	case a.mode == "":
+		return a, fmt.Errorf("%w: --mode is required", ErrUsage)
+	case !ValidMode(a.mode):
+		return a, fmt.Errorf("%w: unknown mode %q (want %s, %s or %s)", ErrUsage, a.mode, ReadOnly, WorkspaceWrite, DangerFullAccess)
+	}
+	if a.mode != WorkspaceWrite {
+		return a, nil
+	}
+	if a.root == "" || !filepath.IsAbs(a.root) {
+		return a, fmt.Errorf("%w: workspace-write needs an absolute --root, got %q", ErrUsage, a.root)
+	}
+	a.root = filepath.Clean(a.root)
+	if a.tmp == "" {
+		a.tmp = DefaultTempDir(a.root)
+	}
+	if !filepath.IsAbs(a.tmp) {
+		return a, fmt.Errorf("%w: --tmp must be absolute, got %q", ErrUsage, a.tmp)
+	}
+	a.tmp = filepath.Clean(a.tmp)
+	return a, nil
+}
+
+// Exec implements the hidden subcommand
+//
+//	reel sandbox-exec --mode MODE --root DIR [--tmp DIR] -- PROGRAM ARGS...
+//
+// args are the arguments after "sandbox-exec". Exec confines the current
+// process with Landlock as MODE demands (see the package documentation) and
+// replaces it with PROGRAM, looked up in PATH; in workspace-write PROGRAM
+// gets TMPDIR set to the temp dir, which Exec creates if needed. On success
+// Exec does not return. In danger-full-access it applies no ruleset.
+//
+// When a confining mode is asked for and Landlock is unavailable, Exec
+// returns an *[UnavailableError] and PROGRAM never runs. The caller prints
+// the error's message on a line of its own to stderr and exits with
+// [ExitCode](err).
+//
+// Exec must be called before the process has started anything that could
+// be confused by the ruleset, and only in a process meant to become
+// PROGRAM: a ruleset, once applied, cannot be lifted.
+func Exec(args []string) error {
+	a, err := parseExecArgs(args)
+	if err != nil {
+		return err
+	}
+	path, err := exec.LookPath(a.argv[0])
+	if err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	env := os.Environ()
+	if a.mode != DangerFullAccess {
+		abi, err := Probe()
+		if abi < 1 {
+			return &UnavailableError{Mode: a.mode, Err: err}
+		}
+		if a.mode == WorkspaceWrite {
+			if err := prepareTempDir(a.tmp); err != nil {
+				return fmt.Errorf("%w: %w", ErrSetup, err)
+			}
+			env = setEnv(env, "TMPDIR", a.tmp)
+		}
+		if err := restrict(abi, a); err != nil {
+			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
+		}
+	}
+	return execProgram(path, a.argv, env)
+}
+
+// setEnv returns env with name set to value, replacing earlier settings.
+func setEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}

@@ -1,0 +1,229 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// helperEnv, set to "1", lets the test binary act as "reel sandbox-exec".
+const helperEnv = "REEL_SANDBOX_TEST_HELPER"
+
+// TestMain turns the test binary into reel sandbox-exec when it is run as
+// "TESTBIN sandbox-exec …" with helperEnv=1, the way cmd/reel dispatches it.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" {
+		if os.Getenv(helperEnv) != "1" {
+			// Never fall through to running the tests again.
+			fmt.Fprintf(os.Stderr, "test binary run as sandbox-exec without %s=1\n", helperEnv)
+			os.Exit(ExitUsage)
+		}
+		err := Exec(os.Args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(ExitCode(err))
+	}
+	os.Exit(m.Run())
+}
+
+// requireLandlock returns the kernel's Landlock ABI. Without Landlock the
+// test is skipped, except under CI=true where that is a failure.
+func requireLandlock(t *testing.T) int {
+	t.Helper()
+	abi, err := Probe()
+	if abi > 0 {
+		return abi
+	}
+	msg := fmt.Sprintf("!!! LANDLOCK IS NOT AVAILABLE ON THIS MACHINE (%v): the sandbox escape suite CANNOT run here. "+
+		"Enable Landlock (CONFIG_SECURITY_LANDLOCK=y and lsm=…,landlock on the kernel command line) to test the sandbox. !!!", err)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return 0
+}
+
+const victimContent = "original secret\n"
+
+// fixture is a workspace (root), a directory outside it (out) holding a
+// victim file, and the directory the sandbox's temp dirs go in.
+type fixture struct {
+	root, out, tempRoot string
+	sb                  *Sandbox
+}
+
+// newFixture makes a fixture with fresh temporary directories, their
+// symbolic links resolved.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{root: realTempDir(t), out: realTempDir(t), tempRoot: realTempDir(t)}
+	f.sb = New(exe, TempRoot(f.tempRoot))
+	writeFile(t, f.out, "victim", victimContent)
+	return f
+}
+
+func (f *fixture) victim() string { return filepath.Join(f.out, "victim") }
+func (f *fixture) tmp() string    { return f.sb.TempDir(f.root) }
+
+// realTempDir is t.TempDir with symbolic links resolved.
+func realTempDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// writeFile creates dir/name with content and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// result is what a command did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// command builds the command running script under mode in the fixture's
+// root: through the Sandbox's CommandFunc for a confining mode, through
+// sandbox-exec --mode danger-full-access otherwise. The script sees ROOT,
+// OUT, REL (OUT relative to ROOT) and TPARENT (the temp dirs' parent).
+func (f *fixture) command(t *testing.T, mode, script string) *exec.Cmd {
+	t.Helper()
+	var cmd *exec.Cmd
+	if mode == DangerFullAccess {
+		_, run := f.sb.Hooks(mode, f.root)
+		if run != nil {
+			t.Fatalf("Hooks(%s) returned a CommandFunc; want nil", mode)
+		}
+		cmd = exec.CommandContext(t.Context(), f.sb.exe, "sandbox-exec", "--mode", mode, "--root", f.root, "--", "bash", "-c", script)
+		cmd.Dir = f.root
+	} else {
+		_, run := f.sb.Hooks(mode, f.root)
+		if run == nil {
+			t.Fatalf("Hooks(%s) returned no CommandFunc", mode)
+		}
+		var err error
+		if cmd, err = run(t.Context(), script, f.root); err != nil {
+			t.Fatalf("CommandFunc: %v", err)
+		}
+	}
+	rel, err := filepath.Rel(f.root, f.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "ROOT="+f.root, "OUT="+f.out, "REL="+rel, "TPARENT="+f.tempRoot)
+	return cmd
+}
+
+// run runs cmd and returns its exit status and output.
+func run(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running %v: %v", cmd.Args, err)
+	}
+	return result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// snapshot describes every file under dir (type, content, link target),
+// skipping the subtree at skip.
+func snapshot(t *testing.T, dir, skip string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == skip {
+			return filepath.SkipDir
+		}
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			m[p] = "link " + target
+		case d.IsDir():
+			m[p] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			m[p] = "file " + string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// diffSnapshots lists the paths whose description differs.
+func diffSnapshots(before, after map[string]string) []string {
+	var d []string
+	for p, b := range before {
+		if a, ok := after[p]; !ok {
+			d = append(d, "removed "+p)
+		} else if a != b {
+			d = append(d, fmt.Sprintf("changed %s: %q -> %q", p, b, a))
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			d = append(d, "created "+p)
+		}
+	}
+	return d
+}
+
+// outside snapshots what no confined command may change: the outside
+// directory and the temp dirs' parent (bar the sandbox's own temp dir),
+// and in read-only also the workspace.
+func (f *fixture) outside(t *testing.T, mode string) map[string]string {
+	t.Helper()
+	m := snapshot(t, f.out, "")
+	for p, v := range snapshot(t, f.tempRoot, f.tmp()) {
+		m[p] = v
+	}
+	if mode == ReadOnly {
+		for p, v := range snapshot(t, f.root, "") {
+			m[p] = v
+		}
+	}
+	return m
+}
+
+// checkVictim fails the test unless the victim is byte-for-byte intact.
+func checkVictim(t *testing.T, f *fixture) {
+	t.Helper()
+	b, err := os.ReadFile(f.victim())
+	if err != nil {
+		t.Errorf("ESCAPE: victim %s: %v", f.victim(), err)
+		return
+	}
+	if !bytes.Equal(b, []byte(victimContent)) {
+		t.Errorf("ESCAPE: victim changed: %q, want %q", b, victimContent)
+	}
+}

@@ -1,0 +1,132 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// EditArgs are the arguments of the edit tool.
+type EditArgs struct {
+	// FilePath is the file to edit, relative to the cwd or absolute.
+	FilePath string `json:"file_path"`
+	// OldString is the exact text to replace.
+	OldString string `json:"old_string"`
+	// NewString is the replacement text (may be empty).
+	NewString string `json:"new_string"`
+	// ReplaceAll replaces every occurrence instead of exactly one.
+	ReplaceAll bool `json:"replace_all,omitempty"`
+}
+
+// ParseEditArgs decodes the edit tool's arguments.
+func ParseEditArgs(raw json.RawMessage) (EditArgs, error) {
+	var a EditArgs
+	o, err := decodeArgs("edit", raw)
+	if err != nil {
+		return a, err
+	}
+	if a.FilePath, err = o.str("file_path", true); err != nil {
+		return a, err
+	}
+	if a.OldString, err = o.text("old_string"); err != nil {
+		return a, err
+	}
+	if a.NewString, err = o.text("new_string"); err != nil {
+		return a, err
+	}
+	if a.ReplaceAll, err = o.boolean("replace_all"); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// Edit is the edit tool: it replaces an exact string in a file.
+type Edit struct{}
+
+var _ Tool = Edit{}
+
+// Name returns "edit".
+func (Edit) Name() string { return "edit" }
+
+// Schema returns the edit tool's schema.
+func (Edit) Schema() Schema {
+	return Schema{
+		Name: "edit",
+		Description: "Replace exact text in an existing file. old_string must match the file exactly, including whitespace and indentation, " +
+			"and must occur exactly once unless replace_all is true; include enough surrounding lines to make it unique. " +
+			"Read the file first. Use write to create a new file.",
+		Parameters: compactJSON(`{
+			"type": "object",
+			"properties": {
+				"file_path": {"type": "string", "description": "Path of the file to edit, absolute or relative to the working directory."},
+				"old_string": {"type": "string", "description": "The exact text to replace."},
+				"new_string": {"type": "string", "description": "The text to put in its place (must differ from old_string)."},
+				"replace_all": {"type": "boolean", "description": "Replace every occurrence of old_string (default false)."}
+			},
+			"required": ["file_path", "old_string", "new_string"]
+		}`),
+	}
+}
+
+// describeEdit returns the title and locations of an edit call.
+func describeEdit(a EditArgs, resolve func(string) string) (string, []Location) {
+	return "Edit " + a.FilePath, []Location{{Path: resolve(a.FilePath)}}
+}
+
+// Run edits the file.
+func (Edit) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	a, err := ParseEditArgs(raw)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := env.check(); err != nil {
+		return Result{}, err
+	}
+	title, locs := describeEdit(a, env.abs)
+	p := locs[0].Path
+	fail := func(text string) (Result, error) { return errorResult(title, KindEdit, locs, text), nil }
+	switch {
+	case a.OldString == "":
+		return fail("old_string must not be empty; use write to create or replace a whole file")
+	case a.OldString == a.NewString:
+		return fail("old_string and new_string are identical; there is nothing to change")
+	}
+	if err := env.guardWrite(p); err != nil {
+		return fail(err.Error())
+	}
+	old, err := env.readExisting(ctx, p)
+	if err != nil {
+		if msg := statFailure(p); msg != "" {
+			return fail(msg)
+		}
+		return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
+	}
+	if old == nil {
+		return fail("file not found: " + p + " (use write to create it)")
+	}
+	n := strings.Count(*old, a.OldString)
+	switch {
+	case n == 0:
+		return fail("old_string not found in " + p)
+	case n > 1 && !a.ReplaceAll:
+		return fail(fmt.Sprintf("old_string occurs %d times in %s; add surrounding context to make it unique, or set replace_all to replace every occurrence", n, p))
+	}
+	line := 1 + strings.Count((*old)[:strings.Index(*old, a.OldString)], "\n")
+	locs[0].Line = line
+	updated := strings.Replace(*old, a.OldString, a.NewString, 1)
+	if a.ReplaceAll {
+		updated = strings.ReplaceAll(*old, a.OldString, a.NewString)
+	}
+	if err := env.writeText(ctx, p, updated); err != nil {
+		return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
+	}
+	plural := "occurrence"
+	if n > 1 {
+		plural = "occurrences"
+	}
+	return Result{
+		Text: fmt.Sprintf("Edited %s: replaced %d %s", p, n, plural), Kind: KindEdit, Title: title, Locations: locs,
+		Diff: &Diff{Path: p, OldText: old, NewText: updated},
+	}, nil
+}

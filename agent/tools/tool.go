@@ -1,0 +1,188 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// Tool is one coding tool the model can call.
+//
+// Implementations are stateless: Name and Schema return the same values on
+// every call, and Run may be called concurrently (see the package
+// documentation for the contract of Run's two kinds of failure).
+type Tool interface {
+	// Name is the tool's name as the model calls it ("bash", "read", …).
+	Name() string
+	// Schema describes the tool to the model. Its bytes are deterministic.
+	Schema() Schema
+	// Run executes one call with the model's raw JSON arguments.
+	Run(ctx context.Context, env *Env, args json.RawMessage) (Result, error)
+}
+
+// Schema is a tool's declaration as sent to the model.
+type Schema struct {
+	// Name is the tool name.
+	Name string `json:"name"`
+	// Description tells the model what the tool does and how to call it.
+	Description string `json:"description"`
+	// Parameters is the JSON Schema of the arguments object, compact JSON.
+	Parameters json.RawMessage `json:"parameters"`
+}
+
+// Kind classifies a tool call for the ACP tool_call "kind" field.
+type Kind string
+
+// The kinds reel's tools report. KindOther is only returned by [Describe]
+// for a tool it does not know.
+const (
+	KindRead    Kind = "read"
+	KindEdit    Kind = "edit"
+	KindExecute Kind = "execute"
+	KindSearch  Kind = "search"
+	KindOther   Kind = "other"
+)
+
+// Location is a file (and optionally a line) a tool call touches.
+type Location struct {
+	// Path is absolute when produced by Run or Env.Describe.
+	Path string `json:"path"`
+	// Line is 1-based; 0 means no particular line.
+	Line int `json:"line,omitempty"`
+}
+
+// Diff is the whole-file change made by write or edit.
+type Diff struct {
+	// Path is the absolute path of the file.
+	Path string `json:"path"`
+	// OldText is the previous content, nil when the file did not exist.
+	OldText *string `json:"oldText"`
+	// NewText is the content written.
+	NewText string `json:"newText"`
+}
+
+// Result is the outcome of one tool call.
+type Result struct {
+	// Text is what the model sees.
+	Text string `json:"text"`
+	// IsError marks an ordinary failure the model should react to.
+	IsError bool `json:"isError,omitempty"`
+	// Kind is the ACP tool kind of the call.
+	Kind Kind `json:"kind"`
+	// Title is a short human-readable summary of the call.
+	Title string `json:"title"`
+	// Locations are the files the call touched.
+	Locations []Location `json:"locations,omitempty"`
+	// Diff is set by write and edit when they changed a file.
+	Diff *Diff `json:"diff,omitempty"`
+	// SpillPath names the file holding output too long for Text (for a
+	// background bash command: the file its output is written to).
+	SpillPath string `json:"spillPath,omitempty"`
+}
+
+// FileSystem reads and writes text files on behalf of the file tools, for
+// instance through the editor's buffers over ACP. Paths are absolute.
+// Implementations must be safe for concurrent use.
+type FileSystem interface {
+	// ReadTextFile returns the file's whole content.
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	// WriteTextFile replaces the file's content, creating it if needed.
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// Guard vets writes before write and edit perform them.
+type Guard interface {
+	// CheckWrite returns nil to allow writing path, or an error whose
+	// message is shown to the model verbatim. path is absolute and clean,
+	// with the symbolic links of its existing components resolved.
+	CheckWrite(path string) error
+}
+
+// GuardFunc adapts a function to the [Guard] interface.
+type GuardFunc func(path string) error
+
+// CheckWrite calls f(path).
+func (f GuardFunc) CheckWrite(path string) error { return f(path) }
+
+// CommandFunc builds the command that runs a bash script in workdir (an
+// absolute directory). ctx bounds the command's life and may be passed to
+// exec.CommandContext. bash sets the returned Cmd's Stdin, Stdout, Stderr
+// and puts it in its own process group; it sets Dir to workdir when empty.
+// A returned error becomes an IsError result whose text is its message.
+type CommandFunc func(ctx context.Context, script, workdir string) (*exec.Cmd, error)
+
+// Env is the session environment a tool runs in. The zero value is not
+// usable: Cwd must be set.
+type Env struct {
+	// Cwd is the session's absolute working directory; relative paths
+	// resolve against it.
+	Cwd string
+	// SpillDir is where long outputs and background command output are
+	// saved; it is created on demand. Empty means os.TempDir().
+	SpillDir string
+	// FS, when non-nil, is used by read, write and edit instead of the disk.
+	FS FileSystem
+	// Guard, when non-nil, is asked before write and edit change a file.
+	Guard Guard
+	// Exec, when non-nil, builds bash's command; nil runs "bash -c script".
+	Exec CommandFunc
+}
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidArgs reports tool arguments that cannot be decoded; the
+	// concrete error is an *ArgError.
+	ErrInvalidArgs = errors.New("tools: invalid arguments")
+	// ErrUnknownTool reports a tool name that is not in a Set.
+	ErrUnknownTool = errors.New("tools: unknown tool")
+	// ErrEnv reports an Env that cannot be used (for instance a relative Cwd).
+	ErrEnv = errors.New("tools: unusable environment")
+)
+
+// ArgError is an argument decoding failure of one tool call.
+type ArgError struct {
+	// Tool is the tool name.
+	Tool string
+	// Arg is the argument at fault, empty when the whole object is.
+	Arg string
+	// Msg says what is wrong.
+	Msg string
+	// Err is the underlying decoding error, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *ArgError) Error() string {
+	var b strings.Builder
+	b.WriteString("tools: ")
+	b.WriteString(e.Tool)
+	if e.Arg != "" {
+		b.WriteString(": argument ")
+		b.WriteString(strconv.Quote(e.Arg))
+	} else {
+		b.WriteString(": arguments")
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrInvalidArgs and the underlying error, if any.
+func (e *ArgError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{ErrInvalidArgs}
+	}
+	return []error{ErrInvalidArgs, e.Err}
+}
+
+// errorResult is the IsError result of a call with the given description.
+func errorResult(title string, kind Kind, locs []Location, text string) Result {
+	return Result{Text: text, IsError: true, Kind: kind, Title: title, Locations: locs}
+}

@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// WriteArgs are the arguments of the write tool.
+type WriteArgs struct {
+	// FilePath is the file to write, relative to the cwd or absolute.
+	FilePath string `json:"file_path"`
+	// Content is the complete new content (may be empty).
+	Content string `json:"content"`
+	// SandboxPermissions asks for a wider sandbox mode for this call; the
+	// agent layer handles it.
+	SandboxPermissions string `json:"sandbox_permissions,omitempty"`
+	// Justification explains SandboxPermissions to the user.
+	Justification string `json:"justification,omitempty"`
+}
+
+// ParseWriteArgs decodes the write tool's arguments.
+func ParseWriteArgs(raw json.RawMessage) (WriteArgs, error) {
+	var a WriteArgs
+	o, err := decodeArgs("write", raw)
+	if err != nil {
+		return a, err
+	}
+	if a.FilePath, err = o.str("file_path", true); err != nil {
+		return a, err
+	}
+	if a.Content, err = o.text("content"); err != nil {
+		return a, err
+	}
+	if a.SandboxPermissions, err = o.str("sandbox_permissions", false); err != nil {
+		return a, err
+	}
+	if a.Justification, err = o.str("justification", false); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// Write is the write tool: it creates or replaces a whole file.
+type Write struct {
+	// Escalation adds sandbox_permissions and justification to the schema;
+	// set it when a confining sandbox is active.
+	Escalation bool
+}
+
+var _ Tool = Write{}
+
+// Name returns "write".
+func (Write) Name() string { return "write" }
+
+// Schema returns the write tool's schema.
+func (w Write) Schema() Schema {
+	params := `{
+		"type": "object",
+		"properties": {
+			"file_path": {"type": "string", "description": "Path of the file to write, absolute or relative to the working directory."},
+			"content": {"type": "string", "description": "The complete new content of the file."}` +
+		escalationProperties(w.Escalation) + `
+		},
+		"required": ["file_path", "content"]
+	}`
+	return Schema{
+		Name: "write",
+		Description: "Write a file, replacing its whole content or creating it (and missing parent directories). " +
+			"Prefer edit for changing part of an existing file.",
+		Parameters: compactJSON(params),
+	}
+}
+
+// describeWrite returns the title and locations of a write call.
+func describeWrite(a WriteArgs, resolve func(string) string) (string, []Location) {
+	return "Write " + a.FilePath, []Location{{Path: resolve(a.FilePath)}}
+}
+
+// Run writes the file.
+func (Write) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	a, err := ParseWriteArgs(raw)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := env.check(); err != nil {
+		return Result{}, err
+	}
+	title, locs := describeWrite(a, env.abs)
+	p := locs[0].Path
+	fail := func(text string) (Result, error) { return errorResult(title, KindEdit, locs, text), nil }
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return fail(p + " is a directory, not a file")
+	}
+	if err := env.guardWrite(p); err != nil {
+		return fail(err.Error())
+	}
+	old, err := env.readExisting(ctx, p)
+	if err != nil {
+		return fail(fmt.Sprintf("cannot read the current content of %s: %v", p, unwrapPathError(err)))
+	}
+	if err := env.writeText(ctx, p, a.Content); err != nil {
+		return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
+	}
+	text := fmt.Sprintf("Wrote %d bytes to %s", len(a.Content), p)
+	if old == nil {
+		text = fmt.Sprintf("Wrote %d bytes to %s (new file)", len(a.Content), p)
+	}
+	return Result{
+		Text: text, Kind: KindEdit, Title: title, Locations: locs,
+		Diff: &Diff{Path: p, OldText: old, NewText: a.Content},
+	}, nil
+}
+
+// escalationProperties is the schema text of the escalation pair, led by a
+// comma, or "" when escalation is off.
+func escalationProperties(on bool) string {
+	if !on {
+		return ""
+	}
+	return `,
+			"sandbox_permissions": {"type": "string", "enum": ["workspace-write", "danger-full-access"], "description": "Run this one call with a wider sandbox mode than the current one. Use only after the sandbox denied the call; the user is asked to approve."},
+			"justification": {"type": "string", "description": "Why the wider sandbox mode is needed, shown to the user when asking for approval."}`
+}

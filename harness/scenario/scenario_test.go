@@ -1,0 +1,483 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// corpusDir finds ../shared/corpus next to the repository root (the nearest
+// ancestor holding go.mod). Under CI=true a missing corpus fails the test;
+// elsewhere the test is skipped loudly.
+func corpusDir(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := wd
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			t.Fatalf("no go.mod above %s", wd)
+		}
+		root = parent
+	}
+	dir := filepath.Join(filepath.Dir(root), "shared", "corpus", "dsh-acp-snapshots")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("conformance corpus missing at %s (CI=true): %v", dir, err)
+		}
+		t.Skipf("!!! SKIPPING: conformance corpus not found at %s: %v", dir, err)
+	}
+	return dir
+}
+
+func TestCorpusLoads(t *testing.T) {
+	root := corpusDir(t)
+	dirs, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatalf("no scenarios under %s", root)
+	}
+	orphans, err := Orphans(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(orphans) != 0 {
+		t.Errorf("orphan folders in the corpus: %v", orphans)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			sc, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sc.HasSession() {
+				t.Errorf("corpus scenario without session.jsonl")
+			}
+			if _, err := os.Stat(filepath.Join(dir, OverrideFile)); err == nil && len(sc.Override) == 0 {
+				t.Errorf("override file present but not loaded")
+			}
+			// Round trip: marshal the parsed input and parse it again.
+			data, err := json.Marshal(sc.Input)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := ParseInput("roundtrip.json", data)
+			if err != nil {
+				t.Fatalf("re-parse of %s: %v", data, err)
+			}
+			if !reflect.DeepEqual(sc.Input, again) {
+				t.Errorf("round trip differs:\n%+v\n%+v", sc.Input, again)
+			}
+			// Every hang's ready file is awaited by some step.
+			for i, o := range sc.Override {
+				if o.Kind != OverrideHang || o.ReadyFile == "" {
+					continue
+				}
+				awaited := false
+				for _, s := range sc.Input.Steps {
+					awaited = awaited || s.Path == o.ReadyFile || (s.WaitForFile != nil && s.WaitForFile.Path == o.ReadyFile)
+				}
+				if !awaited {
+					t.Errorf("override [%d] readyFile %q is awaited by no step", i, o.ReadyFile)
+				}
+			}
+		})
+	}
+}
+
+func TestParseInputErrors(t *testing.T) {
+	const file = "fixtures/x/input.json"
+	tests := []struct {
+		name, in, want string
+		kind           error
+	}{
+		{"syntax", "{\n  \"steps\": [\n    {\"op\": \"initialize\"},\n  ]\n}", `fixtures/x/input.json: invalid JSON at line 4, column 3: invalid character ']' looking for beginning of value`, ErrSyntax},
+		{"not an object", `[]`, `fixtures/x/input.json: expected object, got array`, ErrBadValue},
+		{"trailing data", `{"steps":[{"op":"initialize"}]} {}`, `fixtures/x/input.json: invalid JSON at line 1, column 33: invalid character '{' after top-level value`, ErrSyntax},
+		{"unknown top-level field", `{"steps":[{"op":"initialize"}],"cwd":"/tmp"}`, `fixtures/x/input.json: unknown field "cwd"`, ErrUnknownField},
+		{"missing steps", `{"permissionAnswers":[]}`, `fixtures/x/input.json: input requires field "steps"`, ErrMissingField},
+		{"empty steps", `{"steps":[]}`, `fixtures/x/input.json: steps: must not be empty`, ErrBadValue},
+		{"steps not array", `{"steps":{}}`, `fixtures/x/input.json: steps: expected array, got object`, ErrBadValue},
+		{"unknown step field", `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","txt":"hi"}]}`, `fixtures/x/input.json: steps[2]: unknown field "txt"`, ErrUnknownField},
+		{"field not allowed for op", `{"steps":[{"op":"prompt","text":"hi","mode":"read-only"}]}`, `fixtures/x/input.json: steps[0]: field "mode" is not allowed for op "prompt"`, ErrUnknownField},
+		{"missing required field", `{"steps":[{"op":"prompt"}]}`, `fixtures/x/input.json: steps[0]: op "prompt" requires field "text"`, ErrMissingField},
+		{"missing op", `{"steps":[{"text":"hi"}]}`, `fixtures/x/input.json: steps[0]: missing field "op"`, ErrMissingField},
+		{"unknown op", `{"steps":[{"op":"promt","text":"hi"}]}`, `fixtures/x/input.json: steps[0].op: unknown op "promt"`, ErrBadValue},
+		{"op not string", `{"steps":[{"op":7}]}`, `fixtures/x/input.json: steps[0].op: expected string, got number`, ErrBadValue},
+		{"text not string", `{"steps":[{"op":"prompt","text":null}]}`, `fixtures/x/input.json: steps[0].text: expected string, got null`, ErrBadValue},
+		{"duplicate key", `{"steps":[{"op":"prompt","text":"a","text":"b"}]}`, `fixtures/x/input.json: steps[0]: duplicate field "text"`, ErrBadValue},
+		{"absolute waitForFile", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"/etc/passwd"}}]}`, `fixtures/x/input.json: steps[0].waitForFile.path: path "/etc/passwd" is absolute; it must be relative to the run's cwd`, ErrUnsafePath},
+		{"escaping waitForFile", `{"steps":[{"op":"waitForFile","path":"a/../../x"}]}`, `fixtures/x/input.json: steps[0].path: path "a/../../x" escapes the run's cwd`, ErrUnsafePath},
+		{"waitForFile extra field", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"r","timeout":3}}]}`, `fixtures/x/input.json: steps[0].waitForFile: unknown field "timeout"`, ErrUnknownField},
+		{"negative session", `{"steps":[{"op":"cancel","session":-1}]}`, `fixtures/x/input.json: steps[0].session: expected integer >= 0, got -1`, ErrBadValue},
+		{"fractional turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":1.5}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer, got 1.5`, ErrBadValue},
+		{"zero turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":0}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer >= 1, got 0`, ErrBadValue},
+		{"empty mode", `{"steps":[{"op":"setMode","mode":""}]}`, `fixtures/x/input.json: steps[0].mode: must not be empty`, ErrBadValue},
+		{"unknown content type", `{"steps":[{"op":"promptContent","content":[{"type":"video","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0].type: unknown content type "video"`, ErrBadValue},
+		{"image without mimeType", `{"steps":[{"op":"promptContent","content":[{"type":"image","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0]: content type "image" requires field "mimeType"`, ErrMissingField},
+		{"bad base64", `{"steps":[{"op":"promptContent","content":[{"type":"image","data":"!!","mimeType":"image/png"}]}]}`, `fixtures/x/input.json: steps[0].content[0].data: invalid base64: illegal base64 data at input byte 0`, ErrBadValue},
+		{"text block with data", `{"steps":[{"op":"promptContent","content":[{"type":"text","text":"a","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0]: field "data" is not allowed for content type "text"`, ErrUnknownField},
+		{"unknown permission kind", `{"steps":[{"op":"initialize"}],"permissionAnswers":[{"kind":"allow"}]}`, `fixtures/x/input.json: permissionAnswers[0].kind: unknown permission option kind "allow" (want allow_once, allow_always, reject_once or reject_always)`, ErrBadValue},
+		{"permission answer as string", `{"steps":[{"op":"initialize"}],"permissionAnswers":["allow_once"]}`, `fixtures/x/input.json: permissionAnswers[0]: expected object, got string`, ErrBadValue},
+		{"permission answer extra field", `{"steps":[{"op":"initialize"}],"permissionAnswers":[{"kind":"allow_once","optionId":"x"}]}`, `fixtures/x/input.json: permissionAnswers[0]: unknown field "optionId"`, ErrUnknownField},
+		{"standin escapes", `{"steps":[{"op":"initialize"}],"recordedWith":"standin:../s.json"}`, `fixtures/x/input.json: recordedWith: path "../s.json" escapes the scenario directory`, ErrUnsafePath},
+		{"standin without script", `{"steps":[{"op":"initialize"}],"recordedWith":"standin:"}`, `fixtures/x/input.json: recordedWith: "standin:" names no stand-in script`, ErrBadValue},
+		{"empty recordedWith", `{"steps":[{"op":"initialize"}],"recordedWith":""}`, `fixtures/x/input.json: recordedWith: must not be empty`, ErrBadValue},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseInput(file, []byte(tt.in))
+			if err == nil {
+				t.Fatalf("no error for %s", tt.in)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error text\n got: %s\nwant: %s", err, tt.want)
+			}
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Errorf("error %T is not *Error", err)
+			}
+			if !errors.Is(err, tt.kind) {
+				t.Errorf("error %v is not %v", err, tt.kind)
+			}
+		})
+	}
+}
+
+func TestParseInputVocabulary(t *testing.T) {
+	in := `{"steps":[
+		{"op":"initialize"},
+		{"op":"newSession"},
+		{"op":"newSession"},
+		{"op":"prompt","text":"hi","session":1},
+		{"op":"promptContent","content":[{"type":"text","text":""},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"resource_link","uri":"file:///a","name":"a"}]},
+		{"op":"promptAndCancel","text":"go","waitForFile":{"path":"dir/.ready"}},
+		{"op":"promptExpectError","text":"boom"},
+		{"op":"promptAndWaitForAgentMessage","text":"x","waitForText":"STARTED"},
+		{"op":"waitForTurnEnd"},
+		{"op":"waitForTurnStart","minimumTurn":2},
+		{"op":"waitForFile","path":".settled"},
+		{"op":"waitForTitleAfterTurnEnd"},
+		{"op":"waitForSubagentTurnEnd","child":1,"minimumTurn":3},
+		{"op":"waitForSubagentTurnEnd"},
+		{"op":"setMode","mode":"read-only","session":1},
+		{"op":"cancel"},
+		{"op":"loadSession","session":1}
+	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json"}`
+	got, err := ParseInput("input.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []Op
+	for _, s := range got.Steps {
+		ops = append(ops, s.Op)
+	}
+	for _, op := range Ops() {
+		if !slices.Contains(ops, op) {
+			t.Errorf("vocabulary test does not exercise op %q", op)
+		}
+	}
+	want := &Input{
+		Steps: []Step{
+			{Op: OpInitialize},
+			{Op: OpNewSession},
+			{Op: OpNewSession},
+			{Op: OpPrompt, Text: "hi", Session: 1},
+			{Op: OpPromptContent, Content: []ContentBlock{
+				{Type: ContentText},
+				{Type: ContentImage, Data: "AA==", MimeType: "image/png"},
+				{Type: ContentResourceLink, URI: "file:///a", Name: "a"},
+			}},
+			{Op: OpPromptAndCancel, Text: "go", WaitForFile: &FileWait{Path: "dir/.ready"}},
+			{Op: OpPromptExpectError, Text: "boom"},
+			{Op: OpPromptAndWaitForAgentMessage, Text: "x", WaitForText: "STARTED"},
+			{Op: OpWaitForTurnEnd},
+			{Op: OpWaitForTurnStart, MinimumTurn: 2},
+			{Op: OpWaitForFile, Path: ".settled"},
+			{Op: OpWaitForTitleAfterTurnEnd},
+			{Op: OpWaitForSubagentTurnEnd, Child: 1, MinimumTurn: 3},
+			{Op: OpWaitForSubagentTurnEnd},
+			{Op: OpSetMode, Mode: "read-only", Session: 1},
+			{Op: OpCancel},
+			{Op: OpLoadSession, Session: 1},
+		},
+		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
+		RecordedWith:      "standin:standin.json",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("parsed\n%+v\nwant\n%+v", got, want)
+	}
+	if s, ok := got.StandinScript(); !ok || s != "standin.json" {
+		t.Errorf("StandinScript = %q, %v", s, ok)
+	}
+
+	// The marshalled form parses back to the same value.
+	data, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseInput("again.json", data)
+	if err != nil {
+		t.Fatalf("%s: %v", data, err)
+	}
+	if !reflect.DeepEqual(again, want) {
+		t.Errorf("round trip\n%+v\nwant\n%+v", again, want)
+	}
+
+	prompt := got.Steps[4].Prompt()
+	wire, err := json.Marshal(prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wantWire = `[{"type":"text","text":""},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"resource_link","uri":"file:///a","name":"a"}]`
+	if string(wire) != wantWire {
+		t.Errorf("prompt wire form\n got %s\nwant %s", wire, wantWire)
+	}
+	if p := got.Steps[3].Prompt(); !reflect.DeepEqual(p, []ContentBlock{{Type: ContentText, Text: "hi"}}) {
+		t.Errorf("text prompt = %+v", p)
+	}
+	if p := got.Steps[0].Prompt(); p != nil {
+		t.Errorf("initialize has a prompt: %+v", p)
+	}
+}
+
+func TestParseOverride(t *testing.T) {
+	const file = "fixtures/x/replay.override.json"
+	good := `[
+		{"kind":"chunks","chunks":[
+			{"type":"block-start","index":0,"blockType":"tool-call"},
+			{"type":"tool-call-delta","index":0,"id":"call_1","name":"read","argumentsDelta":"{}"},
+			{"type":"block-end","index":0,"block":{"type":"tool-call","id":"call_1","name":"read","arguments":"{}"}},
+			{"type":"block-start","index":1,"blockType":"reasoning"},
+			{"type":"reasoning-delta","index":1,"text":"hm"},
+			{"type":"block-end","index":1,"block":{"type":"reasoning","text":"hm"}},
+			{"type":"usage","usage":{"inputTokens":10,"outputTokens":5,"cacheReadTokens":1,"reasoningTokens":2}},
+			{"type":"finish","reason":{"kind":"error","failure":{"code":"X","message":"bad"}}}
+		]},
+		{"kind":"throw","chunks":[],"message":"simulated provider error (HTTP 401)","code":"AUTH"},
+		{"kind":"hang","readyFile":".ready"}
+	]`
+	got, err := ParseOverride(file, []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Kind != OverrideChunks || got[1].Kind != OverrideThrow || got[2].Kind != OverrideHang {
+		t.Fatalf("kinds: %+v", got)
+	}
+	c := got[0].Chunks
+	if len(c) != 8 {
+		t.Fatalf("chunks: %d", len(c))
+	}
+	if c[1].ID != "call_1" || c[1].ArgumentsDelta != "{}" || c[2].Block.Arguments != "{}" || c[3].Index != 1 || c[3].BlockType != BlockReasoning {
+		t.Errorf("chunk fields: %+v", c[:4])
+	}
+	if *c[6].Usage != (Usage{10, 5, 1, 2}) {
+		t.Errorf("usage: %+v", *c[6].Usage)
+	}
+	if c[7].Reason.Kind != "error" || *c[7].Reason.Failure != (Failure{Code: "X", Message: "bad"}) {
+		t.Errorf("reason: %+v", c[7].Reason)
+	}
+	if string(c[4].Raw) != `{"type":"reasoning-delta","index":1,"text":"hm"}` {
+		t.Errorf("raw: %s", c[4].Raw)
+	}
+	if got[1].Message != "simulated provider error (HTTP 401)" || got[1].Code != "AUTH" || got[1].Chunks != nil {
+		t.Errorf("throw: %+v", got[1])
+	}
+	if got[2].ReadyFile != ".ready" {
+		t.Errorf("hang: %+v", got[2])
+	}
+
+	bad := []struct {
+		name, in, want string
+		kind           error
+	}{
+		{"not an array", `{}`, file + `: expected array, got object`, ErrBadValue},
+		{"empty", `[]`, file + `: an override file must have at least one entry`, ErrBadValue},
+		{"unknown kind", `[{"kind":"explode"}]`, file + `: [0].kind: unknown override kind "explode" (want chunks, throw or hang)`, ErrBadValue},
+		{"missing kind", `[{"message":"x"}]`, file + `: [0]: missing field "kind"`, ErrMissingField},
+		{"throw without message", `[{"kind":"throw","code":"AUTH"}]`, file + `: [0]: override kind "throw" requires field "message"`, ErrMissingField},
+		{"hang with message", `[{"kind":"hang","message":"x"}]`, file + `: [0]: field "message" is not allowed for override kind "hang"`, ErrUnknownField},
+		{"escaping readyFile", `[{"kind":"hang","readyFile":"../../.ready"}]`, file + `: [0].readyFile: path "../../.ready" escapes the run's cwd`, ErrUnsafePath},
+		{"empty chunks", `[{"kind":"chunks","chunks":[]}]`, file + `: [0].chunks: must not be empty`, ErrBadValue},
+		{"unknown chunk type", `[{"kind":"chunks","chunks":[{"type":"ping"}]}]`, file + `: [0].chunks[0].type: unknown chunk type "ping"`, ErrBadValue},
+		{"chunk extra field", `[{"kind":"chunks","chunks":[{"type":"text-delta","index":0,"text":"a","delta":"b"}]}]`, file + `: [0].chunks[0]: unknown field "delta"`, ErrUnknownField},
+		{"chunk field of other type", `[{"kind":"chunks","chunks":[{"type":"text-delta","index":0,"text":"a","name":"b"}]}]`, file + `: [0].chunks[0]: field "name" is not allowed for chunk type "text-delta"`, ErrUnknownField},
+		{"bad block type", `[{"kind":"chunks","chunks":[{"type":"block-start","index":0,"blockType":"image"}]}]`, file + `: [0].chunks[0].blockType: unknown block type "image"`, ErrBadValue},
+		{"tool block without id", `[{"kind":"chunks","chunks":[{"type":"block-end","index":0,"block":{"type":"tool-call","name":"x","arguments":"{}"}}]}]`, file + `: [0].chunks[0].block: block type "tool-call" requires field "id"`, ErrMissingField},
+		{"negative tokens", `[{"kind":"chunks","chunks":[{"type":"usage","usage":{"inputTokens":-1,"outputTokens":0}}]}]`, file + `: [0].chunks[0].usage.inputTokens: expected integer >= 0, got -1`, ErrBadValue},
+		{"reason extra", `[{"kind":"chunks","chunks":[{"type":"finish","reason":{"kind":"stop","why":"x"}}]}]`, file + `: [0].chunks[0].reason: unknown field "why"`, ErrUnknownField},
+		{"failure without message", `[{"kind":"chunks","chunks":[{"type":"finish","reason":{"kind":"error","failure":{"code":"X"}}}]}]`, file + `: [0].chunks[0].reason.failure: a failure requires field "message"`, ErrMissingField},
+	}
+	for _, tt := range bad {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseOverride(file, []byte(tt.in))
+			if err == nil {
+				t.Fatalf("no error for %s", tt.in)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error text\n got: %s\nwant: %s", err, tt.want)
+			}
+			if !errors.Is(err, tt.kind) {
+				t.Errorf("error %v is not %v", err, tt.kind)
+			}
+		})
+	}
+}
+
+// writeTree creates files (content) and directories (name ending in "/")
+// under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if name[len(name)-1] == '/' {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const minimalInput = `{"steps":[{"op":"initialize"},{"op":"newSession"}]}`
+
+func TestLoad(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "multi")
+	writeTree(t, dir, map[string]string{
+		"input.json":            `{"steps":[{"op":"initialize"}],"recordedWith":"standin:model/script.json"}`,
+		"session.jsonl":         "{}\n",
+		"session.2.jsonl":       "{}\n",
+		"session.1.jsonl":       "{}\n",
+		"replay.override.json":  `[{"kind":"hang"}]`,
+		"workspace/a/b.txt":     "b",
+		"model/script.json":     "{}",
+		"stdout.expected.jsonl": "",
+	})
+	if err := os.Symlink("a/b.txt", filepath.Join(dir, "workspace", "link")); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSessions := []string{
+		filepath.Join(dir, "session.jsonl"),
+		filepath.Join(dir, "session.1.jsonl"),
+		filepath.Join(dir, "session.2.jsonl"),
+	}
+	if !slices.Equal(sc.Sessions, wantSessions) {
+		t.Errorf("Sessions = %v, want %v", sc.Sessions, wantSessions)
+	}
+	if sc.Name != "multi" || sc.Workspace != filepath.Join(dir, "workspace") ||
+		sc.OverridePath != filepath.Join(dir, OverrideFile) || len(sc.Override) != 1 ||
+		sc.Standin != filepath.Join(dir, "model", "script.json") {
+		t.Errorf("scenario = %+v", sc)
+	}
+	if !slices.Equal(sc.Other, []string{"model", "stdout.expected.jsonl"}) {
+		t.Errorf("Other = %v", sc.Other)
+	}
+
+	// A bare scenario: no session, no override, standin.json by convention.
+	bare := filepath.Join(t.TempDir(), "bare")
+	writeTree(t, bare, map[string]string{"input.json": minimalInput, "standin.json": "{}"})
+	sc, err = Load(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.HasSession() || sc.Override != nil || sc.OverridePath != "" || sc.Workspace != "" || sc.Standin != filepath.Join(bare, StandinFile) {
+		t.Errorf("bare scenario = %+v", sc)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		link  [2]string // optional symlink: target, name (relative to the folder)
+		want  string    // with DIR standing for the scenario folder
+		kind  error
+	}{
+		{"no input", map[string]string{"session.jsonl": "{}"}, [2]string{}, "DIR/input.json: required file is missing", ErrLayout},
+		{"input is a dir", map[string]string{"input.json/": ""}, [2]string{}, "DIR/input.json: must be a regular file, found a directory", ErrLayout},
+		{"bad input field", map[string]string{"input.json": `{"steps":[{"op":"prompt","txt":"x"}]}`}, [2]string{}, `DIR/input.json: steps[0]: unknown field "txt"`, ErrUnknownField},
+		{"session gap", map[string]string{"input.json": minimalInput, "session.jsonl": "", "session.2.jsonl": ""}, [2]string{}, "DIR/session.2.jsonl: DIR/session.1.jsonl is missing (session files must be numbered without gaps)", ErrLayout},
+		{"child without first", map[string]string{"input.json": minimalInput, "session.1.jsonl": ""}, [2]string{}, "DIR/session.1.jsonl: DIR/session.jsonl is missing (session files must be numbered without gaps)", ErrLayout},
+		{"malformed session name", map[string]string{"input.json": minimalInput, "session.01.jsonl": ""}, [2]string{}, "DIR/session.01.jsonl: malformed session file name; want session.jsonl or session.N.jsonl with N = 1, 2, …", ErrLayout},
+		{"bad override", map[string]string{"input.json": minimalInput, "replay.override.json": `[{"kind":"hang","readyFile":"/tmp/r"}]`}, [2]string{}, `DIR/replay.override.json: [0].readyFile: path "/tmp/r" is absolute; it must be relative to the run's cwd`, ErrUnsafePath},
+		{"workspace is a file", map[string]string{"input.json": minimalInput, "workspace": "x"}, [2]string{}, "DIR/workspace: must be a directory, found a regular file", ErrLayout},
+		{"workspace absolute symlink", map[string]string{"input.json": minimalInput, "workspace/": ""}, [2]string{"/etc/passwd", "workspace/pw"}, `DIR/workspace/pw: symlink target "/etc/passwd" is absolute; it must stay inside the workspace`, ErrUnsafePath},
+		{"workspace escaping symlink", map[string]string{"input.json": minimalInput, "workspace/d/": ""}, [2]string{"../../input.json", "workspace/d/up"}, `DIR/workspace/d/up: symlink target "../../input.json" escapes the workspace`, ErrUnsafePath},
+		{"workspace itself a symlink", map[string]string{"input.json": minimalInput, "elsewhere/": ""}, [2]string{"elsewhere", "workspace"}, "DIR/workspace: must be a directory, found a symlink", ErrLayout},
+		{"missing standin", map[string]string{"input.json": `{"steps":[{"op":"initialize"}],"recordedWith":"standin:s.json"}`}, [2]string{}, `DIR/input.json: recordedWith: stand-in script "s.json": stat DIR/s.json: no such file or directory`, ErrLayout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "sc")
+			writeTree(t, dir, tt.files)
+			if tt.link[1] != "" {
+				if err := os.Symlink(tt.link[0], filepath.Join(dir, tt.link[1])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			want := strings.ReplaceAll(tt.want, "DIR", dir)
+			if err.Error() != want {
+				t.Errorf("error text\n got: %s\nwant: %s", err, want)
+			}
+			if !errors.Is(err, tt.kind) {
+				t.Errorf("error %v is not %v", err, tt.kind)
+			}
+		})
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"b/input.json":         minimalInput,
+		"a/input.json":         minimalInput,
+		"a/workspace/x/":       "",
+		"orphan/session.jsonl": "",
+		"empty/":               "",
+		"README.md":            "not a scenario",
+	})
+	dirs, err := Discover(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(root, "a"), filepath.Join(root, "b")}; !slices.Equal(dirs, want) {
+		t.Errorf("Discover = %v, want %v", dirs, want)
+	}
+	orphans, err := Orphans(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(root, "empty"), filepath.Join(root, "orphan")}; !slices.Equal(orphans, want) {
+		t.Errorf("Orphans = %v, want %v", orphans, want)
+	}
+	if _, err := Discover(filepath.Join(root, "nope")); err == nil {
+		t.Error("Discover of a missing root succeeded")
+	}
+}
