@@ -1,6 +1,7 @@
 package sessionlog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -145,12 +146,13 @@ func (m *Message) Text() string {
 // the data of user/message, the data.message of assistant/message and
 // tool/result. It is the one projection every consumer uses.
 func ProjectMessage(e *Event) (json.RawMessage, error) {
+	var m json.RawMessage
 	switch e.Type {
 	case TypeUserMessage:
 		if e.Data == nil {
 			return nil, invalidf(e, "no data")
 		}
-		return e.Data, nil
+		m = e.Data
 	case TypeAssistantMessage, TypeToolResult:
 		var d struct {
 			Message json.RawMessage `json:"message"`
@@ -158,9 +160,14 @@ func ProjectMessage(e *Event) (json.RawMessage, error) {
 		if err := json.Unmarshal(e.Data, &d); err != nil || d.Message == nil {
 			return nil, invalidf(e, "data has no message")
 		}
-		return d.Message, nil
+		m = d.Message
+	default:
+		return nil, invalidf(e, "%s is not a surface event type", e.Type)
 	}
-	return nil, invalidf(e, "%s is not a surface event type", e.Type)
+	if t := bytes.TrimLeft(m, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, invalidf(e, "the message is not a JSON object")
+	}
+	return m, nil
 }
 
 // ParseMessage decodes a projected message.

@@ -54,7 +54,14 @@ func (h RequestHeader) Equal(o RequestHeader) bool {
 
 func emptyJSON(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null" || string(t) == "[]" || string(t) == `""`
+	if len(t) == 0 {
+		return true
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, t) == nil {
+		t = buf.Bytes() // "[ ]" is as empty as "[]"
+	}
+	return string(t) == "null" || string(t) == "[]" || string(t) == `""`
 }
 
 func appendCompact(b []byte, raw json.RawMessage, def string) []byte {

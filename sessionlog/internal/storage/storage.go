@@ -1,0 +1,222 @@
+// Package storage is the plumbing the session-log backends share: the
+// per-session writer lock, the checks every backend runs on a session id, a
+// header and an append batch, and atomic file creation.
+//
+// # Locks
+//
+// The single-writer rule is enforced with one lock sidecar per session,
+// <dir>/<id>.lock, held with flock(2) (github.com/gofrs/flock) for as long as
+// a Writer is open. flock locks belong to an open file description, so two
+// Stores in one process conflict exactly like two processes do. Lock files
+// are never removed: unlinking a lock file that another process is about to
+// lock would let two writers in.
+package storage
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/gofrs/flock"
+
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// maxIDLen bounds a session id so that every derived file name fits in a
+// typical 255-byte name limit.
+const maxIDLen = 200
+
+// CheckID reports whether id can name a session's files: non-empty, at most
+// 200 bytes, no path separators, NUL or control characters, not starting
+// with a dot. The error wraps sessionlog.ErrHeader.
+func CheckID(id string) error {
+	bad := ""
+	switch {
+	case id == "":
+		bad = "is empty"
+	case len(id) > maxIDLen:
+		bad = fmt.Sprintf("is longer than %d bytes", maxIDLen)
+	case id[0] == '.':
+		bad = "starts with a dot"
+	case strings.ContainsAny(id, `/\`):
+		bad = "contains a path separator"
+	default:
+		for _, c := range []byte(id) {
+			if c < 0x20 || c == 0x7f {
+				bad = "contains a control character"
+				break
+			}
+		}
+	}
+	if bad != "" {
+		return fmt.Errorf("%w: session id %q %s", sessionlog.ErrHeader, id, bad)
+	}
+	return nil
+}
+
+// CheckHeader validates h for a new session and returns it with Raw set to
+// the exact compact header object to store. A zero Raw is built from the
+// fields (sessionlog.NewHeader). The id must satisfy CheckID and the parsed
+// fields must agree with Raw.
+func CheckHeader(h sessionlog.Header) (sessionlog.Header, error) {
+	if h.Version != sessionlog.Version {
+		return sessionlog.Header{}, fmt.Errorf("session %s: %w %d (reel writes version 0 only)", h.ID, sessionlog.ErrVersion, h.Version)
+	}
+	raw := h.Raw
+	if len(raw) == 0 {
+		raw = sessionlog.NewHeader(h.ID, h.CreatedAt, h.Cwd).Raw
+	}
+	d, err := sessionlog.DecodeHeader(raw)
+	if err != nil {
+		return sessionlog.Header{}, fmt.Errorf("session %s: %w", h.ID, err)
+	}
+	if d.ID != h.ID || d.CreatedAt != h.CreatedAt || d.Cwd != h.Cwd {
+		return sessionlog.Header{}, fmt.Errorf("session %s: %w: fields (id %q, createdAt %d, cwd %q) disagree with the raw header %s",
+			h.ID, sessionlog.ErrHeader, h.ID, h.CreatedAt, h.Cwd, raw)
+	}
+	if err := CheckID(d.ID); err != nil {
+		return sessionlog.Header{}, err
+	}
+	return d, nil
+}
+
+// CheckBatch checks a batch about to be stored after next events: seqs
+// contiguous from next, a non-empty type, and data that is valid, compact
+// JSON (what a line-based log can hold and read back byte for byte). Log
+// rules are not checked here: that is sessionlog.Log's job. The error is a
+// *sessionlog.EventError wrapping sessionlog.ErrInvalid.
+func CheckBatch(next int, events []sessionlog.Event) error {
+	for i := range events {
+		e := &events[i]
+		var msg string
+		switch {
+		case e.Seq != next+i:
+			msg = fmt.Sprintf("append out of order: expected seq %d", next+i)
+		case e.Type == "":
+			msg = "event has no type"
+		case e.Data != nil && !json.Valid(e.Data):
+			msg = "data is not valid JSON"
+		case e.Data != nil && !isCompact(e.Data):
+			msg = "data is not compact JSON"
+		}
+		if msg != "" {
+			return &sessionlog.EventError{Seq: e.Seq, Type: e.Type, Err: fmt.Errorf("%w: %s", sessionlog.ErrInvalid, msg)}
+		}
+	}
+	return nil
+}
+
+// isCompact reports whether valid JSON raw has no whitespace outside strings.
+func isCompact(raw []byte) bool {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
+		return true
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return false
+	}
+	return buf.Len() == len(raw)
+}
+
+// LockPath is the lock sidecar of session id in dir.
+func LockPath(dir, id string) string { return filepath.Join(dir, id+".lock") }
+
+// Lock is a held session writer lock.
+type Lock struct {
+	fl *flock.Flock
+}
+
+// Acquire takes the writer lock of session id in dir without waiting. When
+// another writer (in this process or another) holds it, the error wraps
+// sessionlog.ErrInUse and names the session.
+func Acquire(dir, id string) (*Lock, error) {
+	p := LockPath(dir, id)
+	fl := flock.New(p)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("session %s: lock %s: %w", id, p, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("session %s: %w (lock %s is held)", id, sessionlog.ErrInUse, p)
+	}
+	return &Lock{fl: fl}, nil
+}
+
+// Release drops the lock. It is safe to call more than once.
+func (l *Lock) Release() error {
+	if l == nil || l.fl == nil {
+		return nil
+	}
+	err := l.fl.Close()
+	l.fl = nil
+	return err
+}
+
+// SyncDir fsyncs a directory so that a rename or create in it is durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	return errors.Join(err, d.Close())
+}
+
+// TempPrefix starts the names of temporary files the backends create; List
+// skips them.
+const TempPrefix = ".tmp-"
+
+// WriteAtomic creates path with the content write produces, atomically: it
+// writes a temporary file in the same directory, fsyncs it, renames it over
+// path and fsyncs the directory. On failure path is untouched.
+func WriteAtomic(path string, write func(f *os.File) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+base+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err = write(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// Commit renames a finished temporary file tmp (already closed) over path:
+// fsync tmp, rename, fsync the directory.
+func Commit(tmp, path string) error {
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	return SyncDir(dir)
+}

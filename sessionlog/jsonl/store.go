@@ -1,0 +1,470 @@
+package jsonl
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/internal/storage"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Compress makes Create write <id>.jsonl.zst files: zstd, one
+	// independent, checksummed frame per Sync. Existing sessions keep the
+	// form they were created in.
+	Compress bool
+	// Logger receives warnings (a dropped torn tail). Nil discards them.
+	Logger *slog.Logger
+}
+
+// Store keeps one log file per session in a directory. It is safe for
+// concurrent use; each session has at most one Writer at a time.
+type Store struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	enc  *zstd.Encoder // EncodeAll is safe for concurrent use
+	dec  *zstd.Decoder // DecodeAll is safe for concurrent use
+}
+
+var _ sessionlog.Store = (*Store)(nil)
+
+// Open returns a store over dir, creating the directory if needed.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("jsonl store: %w", err)
+	}
+	enc, err := newEncoder()
+	if err != nil {
+		return nil, fmt.Errorf("jsonl store %s: %w", dir, err)
+	}
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		return nil, fmt.Errorf("jsonl store %s: %w", dir, err)
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Store{dir: dir, opts: opts, log: lg, enc: enc, dec: dec}, nil
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the store's codecs. Writers must be closed first.
+func (s *Store) Close() error {
+	s.dec.Close()
+	return s.enc.Close()
+}
+
+func (s *Store) rawPath(id string) string { return filepath.Join(s.dir, id+ExtRaw) }
+func (s *Store) zstPath(id string) string { return filepath.Join(s.dir, id+ExtZstd) }
+
+func exists(path string) (bool, error) {
+	_, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// locate finds the file of session id.
+func (s *Store) locate(id string) (string, error) {
+	raw, zst := s.rawPath(id), s.zstPath(id)
+	hasRaw, err := exists(raw)
+	if err != nil {
+		return "", fmt.Errorf("session %s: %w", id, err)
+	}
+	hasZst, err := exists(zst)
+	if err != nil {
+		return "", fmt.Errorf("session %s: %w", id, err)
+	}
+	switch {
+	case hasRaw && hasZst:
+		return "", fmt.Errorf("session %s: %w: stored twice, as %s and %s", id, sessionlog.ErrCorrupt, raw, zst)
+	case hasRaw:
+		return raw, nil
+	case hasZst:
+		return zst, nil
+	}
+	return "", fmt.Errorf("session %s: %w (no %s or %s)", id, sessionlog.ErrNotFound, raw, zst)
+}
+
+// Create makes the log of a new session: the header line is written to a
+// temporary file, fsynced, renamed into place and the directory fsynced.
+// An existing session gives an error wrapping fs.ErrExist; a session whose
+// lock is held gives sessionlog.ErrInUse.
+func (s *Store) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Writer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h, err := storage.CheckHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := storage.Acquire(s.dir, h.ID)
+	if err != nil {
+		return nil, err
+	}
+	w, err := s.create(h)
+	if err != nil {
+		return nil, errors.Join(err, lock.Release())
+	}
+	w.lock = lock
+	return w, nil
+}
+
+func (s *Store) create(h sessionlog.Header) (*writer, error) {
+	for _, p := range []string{s.rawPath(h.ID), s.zstPath(h.ID)} {
+		ok, err := exists(p)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", h.ID, err)
+		}
+		if ok {
+			return nil, fmt.Errorf("session %s: %w (%s)", h.ID, fs.ErrExist, p)
+		}
+	}
+	path := s.rawPath(h.ID)
+	content := append(append([]byte(nil), h.Raw...), '\n')
+	if s.opts.Compress {
+		path = s.zstPath(h.ID)
+		content = s.enc.EncodeAll(content, nil)
+	}
+	err := storage.WriteAtomic(path, func(f *os.File) error {
+		_, err := f.Write(content)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("session %s: create %s: %w", h.ID, path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", h.ID, err)
+	}
+	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, f: f, size: int64(len(content))}, nil
+}
+
+// read decodes the file of session id.
+func (s *Store) read(id string) (*readResult, error) {
+	if err := storage.CheckID(id); err != nil {
+		return nil, err
+	}
+	path, err := s.locate(id)
+	if err != nil {
+		return nil, err
+	}
+	r, err := readLog(path, s.dec)
+	if err != nil {
+		return nil, err
+	}
+	if r.d.Header.ID != id {
+		return nil, &sessionlog.RecordError{File: path, Line: 1,
+			Err: fmt.Errorf("%w: the file holds session %q, not %q", sessionlog.ErrHeader, r.d.Header.ID, id)}
+	}
+	return r, nil
+}
+
+// load runs the shared load path over a decoded file.
+func load(id string, r *readResult) (*sessionlog.Loaded, error) {
+	l, err := sessionlog.Load("session "+id, r.d.Header, r.d.Events)
+	if err != nil {
+		line := 0
+		var ee *sessionlog.EventError
+		if errors.As(err, &ee) {
+			line = r.d.LineOf(ee.Seq)
+		}
+		return nil, &sessionlog.RecordError{File: r.path, Line: line, Err: err}
+	}
+	if r.d.Torn != nil {
+		l.DroppedRecords = r.d.Torn.Records
+	}
+	return l, nil
+}
+
+// Open loads session id for writing. A torn tail is dropped (and truncated
+// away before anything is appended, with a warning on the logger); the
+// repair closers are appended and synced before Open returns.
+func (s *Store) Open(ctx context.Context, id string) (*sessionlog.Loaded, sessionlog.Writer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := storage.CheckID(id); err != nil {
+		return nil, nil, err
+	}
+	lock, err := storage.Acquire(s.dir, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, w, err := s.open(ctx, id)
+	if err != nil {
+		return nil, nil, errors.Join(err, lock.Release())
+	}
+	w.lock = lock
+	return l, w, nil
+}
+
+func (s *Store) open(ctx context.Context, id string) (*sessionlog.Loaded, *writer, error) {
+	r, err := s.read(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := load(id, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	w := &writer{s: s, id: id, path: r.path, zst: r.zst, f: f, size: r.size,
+		next: len(r.d.Events), prefix: r.prefix}
+	if t := r.d.Torn; t != nil || r.cut < r.size {
+		var terr error
+		line := 0
+		if t != nil {
+			terr, line = t.Err, t.Line
+		}
+		s.log.Warn("sessionlog/jsonl: dropping a torn tail",
+			"session", id, "file", r.path, "line", line, "records", l.DroppedRecords,
+			"truncate_to", r.cut, "size", r.size, "err", terr)
+		if err := f.Truncate(r.cut); err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("session %s: truncate torn tail of %s: %w", id, r.path, err), f.Close())
+		}
+		w.size = r.cut
+		w.dirty = true
+	}
+	if err := w.Append(ctx, l.Closers...); err != nil {
+		return nil, nil, errors.Join(err, f.Close())
+	}
+	if err := w.Sync(ctx); err != nil {
+		return nil, nil, errors.Join(err, f.Close())
+	}
+	return l, w, nil
+}
+
+// Inspect loads session id read-only: nothing is written, no lock is taken,
+// and Closers are what Open would commit.
+func (s *Store) Inspect(ctx context.Context, id string) (*sessionlog.Loaded, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := s.read(id)
+	if err != nil {
+		return nil, err
+	}
+	return load(id, r)
+}
+
+// List yields the stored sessions ordered by id. It reads only each file's
+// header line (for zstd, as much of the first frame as that line needs).
+func (s *Store) List(ctx context.Context) iter.Seq2[sessionlog.Info, error] {
+	return func(yield func(sessionlog.Info, error) bool) {
+		entries, err := os.ReadDir(s.dir)
+		if err != nil {
+			yield(sessionlog.Info{Location: s.dir}, fmt.Errorf("list %s: %w", s.dir, err))
+			return
+		}
+		type entry struct{ id, path string }
+		var files []entry
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || e.IsDir() {
+				continue
+			}
+			id, ok := strings.CutSuffix(name, ExtZstd)
+			if !ok {
+				id, ok = strings.CutSuffix(name, ExtRaw)
+			}
+			if ok && id != "" {
+				files = append(files, entry{id, filepath.Join(s.dir, name)})
+			}
+		}
+		slices.SortStableFunc(files, func(a, b entry) int { return strings.Compare(a.id, b.id) })
+		var dec *zstd.Decoder
+		defer func() {
+			if dec != nil {
+				dec.Close()
+			}
+		}()
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				yield(sessionlog.Info{}, err)
+				return
+			}
+			if isZstd(f.path) && dec == nil {
+				if dec, err = newDecoder(); err != nil {
+					yield(sessionlog.Info{}, err)
+					return
+				}
+			}
+			info, err := readInfo(f.id, f.path, dec)
+			if !yield(info, err) {
+				return
+			}
+		}
+	}
+}
+
+// readInfo reads the header line of one log file.
+func readInfo(id, path string, dec *zstd.Decoder) (sessionlog.Info, error) {
+	info := sessionlog.Info{ID: id, Location: path}
+	f, err := os.Open(path)
+	if err != nil {
+		return info, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if isZstd(path) {
+		if err := dec.Reset(f); err != nil {
+			return info, &sessionlog.RecordError{File: path, Line: 1, Err: fmt.Errorf("%w: %v", sessionlog.ErrHeader, err)}
+		}
+		r = dec
+	}
+	line, err := bufio.NewReader(r).ReadBytes('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("empty log (no header line)")
+		}
+		return info, &sessionlog.RecordError{File: path, Line: 1, Err: fmt.Errorf("%w: %v", sessionlog.ErrHeader, err)}
+	}
+	h, err := sessionlog.DecodeHeader(line[:len(line)-countNL(line)])
+	if err != nil {
+		return info, &sessionlog.RecordError{File: path, Line: 1, Err: err}
+	}
+	if h.ID != id {
+		return info, &sessionlog.RecordError{File: path, Line: 1,
+			Err: fmt.Errorf("%w: the file holds session %q, not %q", sessionlog.ErrHeader, h.ID, id)}
+	}
+	info.CreatedAt, info.Cwd = h.CreatedAt, h.Cwd
+	return info, nil
+}
+
+func countNL(line []byte) int {
+	n := 0
+	for n < len(line) && (line[len(line)-1-n] == '\n' || line[len(line)-1-n] == '\r') {
+		n++
+	}
+	return n
+}
+
+// writer appends to one session's file. Append buffers events; Sync encodes
+// them in the canonical packed layout and writes them with one write (one
+// zstd frame) followed by fsync.
+type writer struct {
+	s       *Store
+	id      string
+	path    string
+	zst     bool
+	f       *os.File
+	lock    *storage.Lock
+	next    int                // seq the next appended event must have
+	pending []sessionlog.Event // appended, not yet written
+	prefix  []byte             // tail repair written before the next records
+	dirty   bool               // the file changed without an fsync (truncation)
+	size    int64              // file size after the last successful write
+	buf     []byte
+	out     []byte
+	err     error // sticky: a failed fsync leaves the file state unknown
+	closed  bool
+}
+
+var errClosed = errors.New("sessionlog/jsonl: writer is closed")
+
+// Append buffers events. Their seqs must continue the log contiguously;
+// otherwise nothing of the batch is kept.
+func (w *writer) Append(ctx context.Context, events ...sessionlog.Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := storage.CheckBatch(w.next, events); err != nil {
+		return fmt.Errorf("%s: append: %w", w.path, err)
+	}
+	w.pending = append(w.pending, events...)
+	w.next += len(events)
+	return nil
+}
+
+func (w *writer) usable() error {
+	if w.closed {
+		return fmt.Errorf("%s: %w", w.path, errClosed)
+	}
+	return w.err
+}
+
+// Sync writes the buffered events with one write and fsyncs the file.
+func (w *writer) Sync(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if len(w.pending) == 0 && len(w.prefix) == 0 {
+		if w.dirty {
+			return w.fsync()
+		}
+		return nil
+	}
+	w.buf = append(w.buf[:0], w.prefix...)
+	w.buf = AppendRecords(w.buf, w.pending)
+	out := w.buf
+	if w.zst {
+		w.out = w.s.enc.EncodeAll(w.buf, w.out[:0])
+		out = w.out
+	}
+	first, last := w.next-len(w.pending), w.next-1
+	if _, err := w.f.Write(out); err != nil {
+		werr := fmt.Errorf("session %s: write seqs %d…%d to %s: %w", w.id, first, last, w.path, err)
+		// Remove a partial write so that a retry does not leave it mid-file.
+		if terr := w.f.Truncate(w.size); terr != nil {
+			w.err = errors.Join(werr, terr)
+			return w.err
+		}
+		return werr
+	}
+	w.size += int64(len(out))
+	w.dirty = true
+	if err := w.fsync(); err != nil {
+		return fmt.Errorf("seqs %d…%d: %w", first, last, err)
+	}
+	clear(w.pending)
+	w.pending = w.pending[:0]
+	w.prefix = nil
+	return nil
+}
+
+func (w *writer) fsync() error {
+	if err := w.f.Sync(); err != nil {
+		w.err = fmt.Errorf("session %s: fsync %s: %w", w.id, w.path, err)
+		return w.err
+	}
+	w.dirty = false
+	return nil
+}
+
+// Close syncs, closes the file and releases the session lock.
+func (w *writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	err := w.Sync(context.Background())
+	w.closed = true
+	return errors.Join(err, w.f.Close(), w.lock.Release())
+}
