@@ -51,6 +51,9 @@ const (
 	OpSetMode Op = "setMode"
 	// OpCancel sends the "session/cancel" notification.
 	OpCancel Op = "cancel"
+	// OpLoadSessionExpectError is OpLoadSession whose response must be a
+	// JSON-RPC error (a refused log); the process keeps serving.
+	OpLoadSessionExpectError Op = "loadSessionExpectError"
 )
 
 // Step field names as they appear in input.json.
@@ -96,7 +99,7 @@ func opFields(op Op) (fieldSet, bool) {
 		return prompt(fMinimumTurn), true
 	case OpSetMode:
 		return prompt(fMode), true
-	case OpWaitForTurnEnd, OpWaitForTitleAfterTurnEnd, OpLoadSession, OpCancel:
+	case OpWaitForTurnEnd, OpWaitForTitleAfterTurnEnd, OpLoadSession, OpLoadSessionExpectError, OpCancel:
 		return prompt(), true
 	case OpWaitForSubagentTurnEnd:
 		return fieldSet{allowed: []string{fOp, fSession, fChild, fMinimumTurn}}, true
@@ -112,7 +115,7 @@ func Ops() []Op {
 		OpInitialize, OpNewSession, OpPrompt, OpPromptContent, OpPromptAndCancel,
 		OpPromptExpectError, OpPromptAndWaitForAgentMessage, OpWaitForTurnEnd,
 		OpWaitForTurnStart, OpWaitForFile, OpWaitForTitleAfterTurnEnd,
-		OpWaitForSubagentTurnEnd, OpLoadSession, OpSetMode, OpCancel,
+		OpWaitForSubagentTurnEnd, OpLoadSession, OpLoadSessionExpectError, OpSetMode, OpCancel,
 	}
 }
 
@@ -321,6 +324,11 @@ type Input struct {
 	// "standin:standin.json" or "deepseek:deepseek-chat"; "" when absent
 	// (the dsh corpus does not carry it).
 	RecordedWith string `json:"recordedWith,omitempty"`
+	// Mode and Approval are reel's own: the agent's default sandbox mode
+	// (--mode) and approval policy (--approval) for the run; "" keeps
+	// reel's defaults.
+	Mode     string `json:"mode,omitempty"`
+	Approval string `json:"approval,omitempty"`
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -347,7 +355,7 @@ func ParseInput(file string, data []byte) (*Input, error) {
 		return nil, err
 	}
 	in := &Input{}
-	top := []string{"steps", "permissionAnswers", "recordedWith"}
+	top := []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval"}
 	if err := d.check("", members, top, fieldSet{allowed: top, required: []string{"steps"}}, "input"); err != nil {
 		return nil, err
 	}
@@ -359,6 +367,14 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			}
 		case "permissionAnswers":
 			if in.PermissionAnswers, err = d.answers(m.val); err != nil {
+				return nil, err
+			}
+		case "mode":
+			if in.Mode, err = d.nonEmpty("mode", m.val); err != nil {
+				return nil, err
+			}
+		case "approval":
+			if in.Approval, err = d.nonEmpty("approval", m.val); err != nil {
 				return nil, err
 			}
 		case "recordedWith":

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -36,6 +37,10 @@ type Override struct {
 	// ReadyFile is created when an OverrideHang starts hanging; it is
 	// relative to the run's cwd.
 	ReadyFile string `json:"readyFile,omitempty"`
+	// At is the model call (0-based) the entry replaces in the script
+	// derived from the log, for the {"patches":[{"at":N,"entry":…}]} form;
+	// -1 in the whole-script (array) form.
+	At int `json:"-"`
 }
 
 func overrideFields(k OverrideKind) (fieldSet, bool) {
@@ -190,17 +195,77 @@ func ParseOverride(file string, data []byte) ([]Override, error) {
 	if err := d.syntax(data); err != nil {
 		return nil, err
 	}
+	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' {
+		return d.patches(data)
+	}
 	elems, err := d.array("", data)
 	if err != nil {
 		return nil, err
 	}
+	return d.entries("", elems, -1)
+}
+
+// patches parses the {"patches":[{"at":N,"entry":{…}}]} form.
+func (d decoder) patches(data []byte) ([]Override, error) {
+	members, err := d.object("", data)
+	if err != nil {
+		return nil, err
+	}
+	top := []string{"patches"}
+	if err := d.check("", members, top, fieldSet{allowed: top, required: top}, "override"); err != nil {
+		return nil, err
+	}
+	raw, _ := lookup(members, "patches")
+	elems, err := d.array("patches", raw)
+	if err != nil {
+		return nil, err
+	}
 	if len(elems) == 0 {
-		return nil, d.errorf("", ErrBadValue, "an override file must have at least one entry")
+		return nil, d.errorf("patches", ErrBadValue, "must not be empty")
+	}
+	var out []Override
+	seen := map[int]bool{}
+	for i, e := range elems {
+		f := index("patches", i)
+		pm, err := d.object(f, e)
+		if err != nil {
+			return nil, err
+		}
+		keys := []string{"at", "entry"}
+		if err := d.check(f, pm, keys, fieldSet{allowed: keys, required: keys}, "patch"); err != nil {
+			return nil, err
+		}
+		atRaw, _ := lookup(pm, "at")
+		var at int
+		if err := json.Unmarshal(atRaw, &at); err != nil || at < 0 {
+			return nil, d.errorf(dot(f, "at"), ErrBadValue, "must be a non-negative integer")
+		}
+		if seen[at] {
+			return nil, d.errorf(dot(f, "at"), ErrBadValue, "duplicate index %d", at)
+		}
+		seen[at] = true
+		entry, _ := lookup(pm, "entry")
+		o, err := d.entries(dot(f, "entry"), []json.RawMessage{entry}, at)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o...)
+	}
+	return out, nil
+}
+
+// entries parses override entries; at is recorded on each (-1: array form).
+func (d decoder) entries(field string, elems []json.RawMessage, at int) ([]Override, error) {
+	if len(elems) == 0 {
+		return nil, d.errorf(field, ErrBadValue, "an override file must have at least one entry")
 	}
 	out := make([]Override, 0, len(elems))
 	universe := []string{"kind", "chunks", "message", "code", "readyFile"}
 	for i, e := range elems {
-		f := index("", i)
+		f := index(field, i)
+		if at >= 0 {
+			f = field
+		}
 		members, err := d.object(f, e)
 		if err != nil {
 			return nil, err
@@ -220,7 +285,7 @@ func ParseOverride(file string, data []byte) ([]Override, error) {
 		if err := d.check(f, members, universe, fs, fmt.Sprintf("override kind %q", kind)); err != nil {
 			return nil, err
 		}
-		o := Override{Kind: OverrideKind(kind)}
+		o := Override{Kind: OverrideKind(kind), At: at}
 		for _, m := range members {
 			mf := dot(f, m.key)
 			switch m.key {

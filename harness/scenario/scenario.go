@@ -23,6 +23,9 @@ const (
 	WorkspaceDir = "workspace"
 	// StandinFile is the conventional stand-in model script.
 	StandinFile = "standin.json"
+	// SeedFile is an optional log placed in the agent's state dir before
+	// the run (a crashed or legacy session to load); it is session 0.
+	SeedFile = "seed.jsonl"
 )
 
 // Scenario is a loaded scenario folder.
@@ -47,6 +50,8 @@ type Scenario struct {
 	// Input.RecordedWith ("standin:FILE"), else standin.json if present,
 	// else "".
 	Standin string
+	// Seed is the path of seed.jsonl, "" when absent.
+	Seed string
 	// Other lists, sorted, the names of entries Load does not interpret
 	// (for example the corpus's stdout.expected.jsonl), so guards can
 	// decide about them.
@@ -79,6 +84,8 @@ func Load(dir string) (*Scenario, error) {
 			sc.Workspace = p
 		case name == StandinFile:
 			standin = p
+		case name == SeedFile:
+			sc.Seed = p
 		case name == SessionFile:
 			sessions[0] = p
 		case strings.HasPrefix(name, "session.") && strings.HasSuffix(name, ".jsonl"):
@@ -96,7 +103,7 @@ func Load(dir string) (*Scenario, error) {
 	if input == "" {
 		return nil, &Error{File: filepath.Join(dir, InputFile), Msg: "required file is missing", Err: ErrLayout}
 	}
-	for _, f := range []string{input, sc.OverridePath, standin} {
+	for _, f := range []string{input, sc.OverridePath, standin, sc.Seed} {
 		if err := mustBeFile(f); err != nil {
 			return nil, err
 		}

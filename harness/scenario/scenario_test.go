@@ -175,8 +175,9 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"waitForSubagentTurnEnd"},
 		{"op":"setMode","mode":"read-only","session":1},
 		{"op":"cancel"},
-		{"op":"loadSession","session":1}
-	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json"}`
+		{"op":"loadSession","session":1},
+		{"op":"loadSessionExpectError"}
+	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never"}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -213,9 +214,12 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpSetMode, Mode: "read-only", Session: 1},
 			{Op: OpCancel},
 			{Op: OpLoadSession, Session: 1},
+			{Op: OpLoadSessionExpectError},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",
+		Mode:              "read-only",
+		Approval:          "never",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", got, want)
@@ -304,7 +308,11 @@ func TestParseOverride(t *testing.T) {
 		name, in, want string
 		kind           error
 	}{
-		{"not an array", `{}`, file + `: expected array, got object`, ErrBadValue},
+		{"object without patches", `{}`, file + `: override requires field "patches"`, ErrMissingField},
+		{"not an array", `"x"`, file + `: expected array, got string`, ErrBadValue},
+		{"patch without entry", `{"patches":[{"at":0}]}`, file + `: patches[0]: patch requires field "entry"`, ErrMissingField},
+		{"negative patch index", `{"patches":[{"at":-1,"entry":{"kind":"hang"}}]}`, file + `: patches[0].at: must be a non-negative integer`, ErrBadValue},
+		{"duplicate patch index", `{"patches":[{"at":0,"entry":{"kind":"hang"}},{"at":0,"entry":{"kind":"hang"}}]}`, file + `: patches[1].at: duplicate index 0`, ErrBadValue},
 		{"empty", `[]`, file + `: an override file must have at least one entry`, ErrBadValue},
 		{"unknown kind", `[{"kind":"explode"}]`, file + `: [0].kind: unknown override kind "explode" (want chunks, throw or hang)`, ErrBadValue},
 		{"missing kind", `[{"message":"x"}]`, file + `: [0]: missing field "kind"`, ErrMissingField},

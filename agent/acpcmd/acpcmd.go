@@ -1,0 +1,289 @@
+package acpcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/agent/llm/openai"
+	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/jsonl"
+	"github.com/reel-agent/reel/sessionlog/sqlite"
+)
+
+// ErrUsage reports bad command-line arguments.
+var ErrUsage = errors.New("usage")
+
+// IO is the process environment a command runs in.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment (os.Getenv in main).
+	Getenv func(string) string
+	// Executable is the path of the running reel binary (for sandbox-exec).
+	Executable string
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// Options are the parsed flags of reel acp.
+type Options struct {
+	StateDir       string
+	Store          string
+	Compress       bool
+	Provider       string
+	Model          string
+	BaseURL        string
+	Replay         []string
+	ReplayOverride string
+	Mode           string
+	Approval       string
+	Invariant      bool
+	LogLevel       string
+	MaxTokens      int
+	SessionID      string
+}
+
+// DefaultStateDir is $XDG_STATE_HOME/reel/sessions (~/.local/state/reel/sessions).
+func DefaultStateDir(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "reel", "sessions")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".local", "state", "reel", "sessions")
+}
+
+func parse(args []string, env IO) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("reel acp", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.StringVar(&o.StateDir, "state-dir", DefaultStateDir(env.Getenv), "directory of session logs")
+	fs.StringVar(&o.Store, "store", "jsonl", "session store: jsonl or sqlite")
+	fs.BoolVar(&o.Compress, "compress", false, "zstd-compress JSONL session logs")
+	fs.StringVar(&o.Provider, "provider", firstNonEmpty(env.Getenv("REEL_PROVIDER"), "deepseek"), "model provider: deepseek or openai ($REEL_PROVIDER)")
+	fs.StringVar(&o.Model, "model", env.Getenv("REEL_MODEL"), "model name ($REEL_MODEL; default per provider)")
+	fs.StringVar(&o.BaseURL, "base-url", env.Getenv("REEL_BASE_URL"), "OpenAI-compatible base URL ($REEL_BASE_URL; default per provider)")
+	fs.Var((*multiFlag)(&o.Replay), "replay", "serve model calls from this recorded log instead of a provider (repeat: one per session, in order)")
+	fs.StringVar(&o.ReplayOverride, "replay-override", "", "replay.override.json for the first --replay log")
+	fs.StringVar(&o.Mode, "mode", agent.ModeWorkspaceWrite, "default sandbox mode: read-only, workspace-write, danger-full-access")
+	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
+	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
+	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
+	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
+	if err := fs.Parse(args); err != nil {
+		return o, fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("%w: reel acp takes no arguments (got %q)", ErrUsage, fs.Args())
+	}
+	if !agent.ValidMode(o.Mode) {
+		return o, fmt.Errorf("%w: --mode %q: want read-only, workspace-write or danger-full-access", ErrUsage, o.Mode)
+	}
+	if o.ReplayOverride != "" && len(o.Replay) == 0 {
+		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
+	}
+	return o, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Logger builds the stderr logger for a level name.
+func Logger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("%w: --log-level %q", ErrUsage, level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// OpenStore opens the session store named by kind in dir.
+func OpenStore(dir, kind string, compress bool, log *slog.Logger) (sessionlog.Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	switch kind {
+	case "jsonl":
+		return jsonl.Open(dir, jsonl.Options{Compress: compress, Logger: log})
+	case "sqlite":
+		return sqlite.Open(dir, sqlite.Options{Logger: log})
+	}
+	return nil, fmt.Errorf("%w: --store %q: want jsonl or sqlite", ErrUsage, kind)
+}
+
+// Run executes reel acp.
+func Run(ctx context.Context, args []string, env IO) error {
+	o, err := parse(args, env)
+	if err != nil {
+		return err
+	}
+	log, err := Logger(env.Stderr, o.LogLevel)
+	if err != nil {
+		return err
+	}
+	store, err := OpenStore(o.StateDir, o.Store, o.Compress, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	cfg := agent.Config{
+		Version: Version, Store: store, Mode: o.Mode, Approval: o.Approval,
+		Invariant: o.Invariant, Logger: log, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
+		SpillDir: filepath.Join(filepath.Dir(o.StateDir), "spill"),
+	}
+	if len(o.Replay) > 0 {
+		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)
+		if err != nil {
+			return err
+		}
+		cfg.Models, cfg.Provider, cfg.Model = models, provider, model
+		log.Info("replaying recorded model calls", "logs", o.Replay)
+	} else {
+		p, provider, model, err := liveProvider(o, env.Getenv, log)
+		if err != nil {
+			return err
+		}
+		cfg.Models, cfg.Provider, cfg.Model = agent.SharedModels{Provider: p}, provider, model
+	}
+	if o.Model != "" {
+		cfg.Model = o.Model
+	}
+	cfg.Sandbox = newSandbox(env.Executable, log)
+	srv, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	return srv.Serve(ctx, env.Stdin, env.Stdout)
+}
+
+// Version is reel's version string.
+const Version = "0.1.0"
+
+// replayScripts holds one script per session, in opening order.
+type replayScripts struct{ scripts [][]replay.Entry }
+
+// ForSession implements agent.Models.
+func (r replayScripts) ForSession(index int, cwd string, done int) (llm.Provider, error) {
+	if index >= len(r.scripts) {
+		return nil, fmt.Errorf("replay: session %d was opened, but only %d recorded log(s) were given with --replay", index+1, len(r.scripts))
+	}
+	return replay.New(r.scripts[index], done, cwd), nil
+}
+
+// replayModels loads the recorded logs and takes the call config (provider,
+// model) from the first request header of the first log.
+func replayModels(logs []string, override string) (agent.Models, string, string, error) {
+	var r replayScripts
+	provider, model := "replay", "replay"
+	for i, path := range logs {
+		d, err := jsonl.ReadFile(path)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("--replay %s: %w", path, err)
+		}
+		if _, err := sessionlog.Seed(d.Header, d.Events); err != nil {
+			return nil, "", "", fmt.Errorf("--replay %s: line %d: %w", path, d.LineOf(seqOf(err)), err)
+		}
+		ov := ""
+		if i == 0 {
+			ov = override
+		}
+		script, err := replay.Load(d.Events, ov)
+		if err != nil {
+			return nil, "", "", fmt.Errorf("--replay %s: %w", path, err)
+		}
+		r.scripts = append(r.scripts, script)
+		if i == 0 {
+			if p, m, ok := recordedConfig(d.Events); ok {
+				provider, model = p, m
+			}
+		}
+	}
+	return r, provider, model, nil
+}
+
+func seqOf(err error) int {
+	var ee *sessionlog.EventError
+	if errors.As(err, &ee) {
+		return ee.Seq
+	}
+	return -1
+}
+
+// recordedConfig returns provider and model of the first request header.
+func recordedConfig(events []sessionlog.Event) (string, string, bool) {
+	for i := range events {
+		if events[i].Type != sessionlog.TypeRequestHeader {
+			continue
+		}
+		d, err := sessionlog.DecodeData[sessionlog.RequestHeaderData](&events[i])
+		if err != nil {
+			return "", "", false
+		}
+		h, err := sessionlog.ParseRequestHeader(d.Header)
+		if err != nil {
+			return "", "", false
+		}
+		var c struct{ Provider, Model string }
+		if json.Unmarshal(h.Config, &c) != nil || c.Provider == "" {
+			return "", "", false
+		}
+		return c.Provider, c.Model, true
+	}
+	return "", "", false
+}
+
+// liveProvider builds the OpenAI-compatible provider named by o.Provider.
+// The key comes from the provider's environment variable and is never
+// logged.
+func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (llm.Provider, string, string, error) {
+	var cfg openai.Config
+	switch o.Provider {
+	case "deepseek":
+		cfg = openai.DeepSeek()
+	case "openai":
+		cfg = openai.OpenAI()
+	default:
+		return nil, "", "", fmt.Errorf("%w: --provider %q: want deepseek or openai", ErrUsage, o.Provider)
+	}
+	if o.BaseURL != "" {
+		cfg.BaseURL = o.BaseURL
+	}
+	if o.Model != "" {
+		cfg.Model = o.Model
+	}
+	cfg.Logger = log
+	cfg.LookupEnv = func(k string) (string, bool) {
+		v := getenv(k)
+		return v, v != ""
+	}
+	p, err := openai.New(cfg)
+	if err != nil {
+		return nil, "", "", err
+	}
+	return p, o.Provider, cfg.Model, nil
+}

@@ -1,0 +1,69 @@
+package agent
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Models hands out the model provider of each session.
+type Models interface {
+	// ForSession returns the provider for the index-th session opened in
+	// this process (0-based, new or loaded), whose log already holds done
+	// finished model calls; cwd is the session's working directory.
+	ForSession(index int, cwd string, done int) (llm.Provider, error)
+}
+
+// SharedModels serves every session with one provider.
+type SharedModels struct{ Provider llm.Provider }
+
+// ForSession implements Models.
+func (m SharedModels) ForSession(int, string, int) (llm.Provider, error) { return m.Provider, nil }
+
+// Sandbox confines tool effects for a mode. The agent asks it for the tool
+// environment hooks of each call.
+type Sandbox interface {
+	// Hooks returns the write guard and the command wrapper for bash under
+	// mode, rooted at cwd. A nil CommandFunc runs bash unconfined.
+	Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc)
+	// Describe says, for the system prompt, what mode allows.
+	Describe(mode string) string
+	// Annotate marks a tool result whose failure the sandbox caused.
+	Annotate(mode, tool string, res tools.Result) tools.Result
+}
+
+// Config configures a Server.
+type Config struct {
+	// Version is reported in initialize's agentInfo.
+	Version string
+	// Store persists session logs.
+	Store sessionlog.Store
+	// Models provides each session's model.
+	Models Models
+	// Provider and Model name the call config written in request headers.
+	Provider, Model string
+	// MaxTokens caps each model response (0: provider default).
+	MaxTokens int
+	// Mode is the default sandbox mode for new sessions.
+	Mode string
+	// Approval is the approval policy: "on-request" (default) or "never".
+	Approval string
+	// Sandbox confines tools; nil runs them unconfined in every mode.
+	Sandbox Sandbox
+	// SpillDir receives the full text of truncated tool output.
+	SpillDir string
+	// Invariant rebuilds every request from the log before sending it and
+	// fails the turn on a mismatch (debug).
+	Invariant bool
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// FirstSessionID, when set, is the id of the first session/new (so a
+	// script can address it without parsing the response).
+	FirstSessionID string
+	// Now and NewID are the clock and id source (tests may fix them).
+	Now   func() time.Time
+	NewID func() string
+}

@@ -1,0 +1,126 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/reel-agent/reel/agent/llm"
+)
+
+// ErrExhausted reports a model call beyond the end of the script.
+var ErrExhausted = errors.New("replay: script exhausted")
+
+// ErrBusy reports a second stream opened while one is in flight.
+var ErrBusy = errors.New("replay: a stream is already in flight")
+
+// Provider serves a script positionally. It is safe for concurrent use, but
+// only one stream may be in flight at a time.
+type Provider struct {
+	mu       sync.Mutex
+	script   []Entry
+	next     int
+	inFlight bool
+	readyDir string
+}
+
+// New returns a provider serving script from position start (the number of
+// calls a loaded session already made). readyDir resolves hang ready files.
+func New(script []Entry, start int, readyDir string) *Provider {
+	return &Provider{script: script, next: start, readyDir: readyDir}
+}
+
+// Served is the number of script entries consumed so far.
+func (p *Provider) Served() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next
+}
+
+// Stream implements llm.Provider.
+func (p *Provider) Stream(ctx context.Context, _ llm.Request) (llm.Stream, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.inFlight {
+		return nil, ErrBusy
+	}
+	if p.next >= len(p.script) {
+		return nil, fmt.Errorf("%w: model call %d requested, but the recording has only %d", ErrExhausted, p.next+1, len(p.script))
+	}
+	e := p.script[p.next]
+	if e.Kind == KindIncomplete {
+		return nil, fmt.Errorf("replay: model call %d (%s) ended without a finish chunk in the recording (the stream threw or was cancelled); patch it in replay.override.json", p.next+1, e.Where)
+	}
+	p.next++
+	p.inFlight = true
+	return &stream{p: p, ctx: ctx, e: e}, nil
+}
+
+type stream struct {
+	p      *Provider
+	ctx    context.Context
+	e      Entry
+	i      int
+	ready  bool
+	once   sync.Once
+	closed chan struct{}
+	cmu    sync.Mutex
+}
+
+func (s *stream) closedCh() chan struct{} {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	if s.closed == nil {
+		s.closed = make(chan struct{})
+	}
+	return s.closed
+}
+
+// Next implements llm.Stream.
+func (s *stream) Next() (llm.Chunk, error) {
+	if err := s.ctx.Err(); err != nil {
+		return llm.Chunk{}, fmt.Errorf("replay: %w", err)
+	}
+	if s.i < len(s.e.Chunks) {
+		c := s.e.Chunks[s.i]
+		s.i++
+		return c, nil
+	}
+	switch s.e.Kind {
+	case KindThrow:
+		return llm.Chunk{}, &llm.ProviderError{Code: s.e.Code, Message: s.e.Message}
+	case KindHang:
+		if s.e.ReadyFile != "" && !s.ready {
+			s.ready = true
+			path := s.e.ReadyFile
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(s.p.readyDir, path)
+			}
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				return llm.Chunk{}, fmt.Errorf("replay: hang ready file: %w", err)
+			}
+		}
+		select {
+		case <-s.ctx.Done():
+			return llm.Chunk{}, fmt.Errorf("replay: %w", s.ctx.Err())
+		case <-s.closedCh():
+			return llm.Chunk{}, fmt.Errorf("replay: stream closed")
+		}
+	}
+	return llm.Chunk{}, io.EOF
+}
+
+// Close implements llm.Stream.
+func (s *stream) Close() error {
+	s.once.Do(func() {
+		close(s.closedCh())
+		s.p.mu.Lock()
+		s.p.inFlight = false
+		s.p.mu.Unlock()
+	})
+	return nil
+}

@@ -1,0 +1,394 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Server implements the agent side of ACP.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	// confined has the escalation arguments on bash and write; full is for
+	// danger-full-access, where there is nothing to escalate to.
+	confined, full *tools.Set
+	conn           *acp.AgentSideConnection
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	opened   int // sessions opened in this process
+	clientFS acp.FileSystemCapabilities
+}
+
+var (
+	_ acp.Agent       = (*Server)(nil)
+	_ acp.AgentLoader = (*Server)(nil)
+)
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Models == nil {
+		return nil, errors.New("agent: Config needs a Store and Models")
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeWorkspaceWrite
+	}
+	if !ValidMode(cfg.Mode) {
+		return nil, fmt.Errorf("agent: unknown sandbox mode %q (want read-only, workspace-write or danger-full-access)", cfg.Mode)
+	}
+	if cfg.Approval == "" {
+		cfg.Approval = ApprovalOnRequest
+	}
+	if cfg.Approval != ApprovalOnRequest && cfg.Approval != ApprovalNever {
+		return nil, fmt.Errorf("agent: unknown approval policy %q (want on-request or never)", cfg.Approval)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newUUID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	return &Server{
+		cfg: cfg, log: cfg.Logger, sessions: map[string]*session{},
+		confined: tools.Default(tools.Options{Escalation: true}),
+		full:     tools.Default(tools.Options{}),
+	}, nil
+}
+
+// Serve speaks ACP on in/out until the peer closes in or ctx ends, then
+// closes every session's log.
+func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	fl := newInflight()
+	w := &lockedWriter{w: out, inflight: fl}
+	conn := acp.NewAgentSideConnection(srv, w, newFrameFilter(in, w, srv.log, fl))
+	conn.SetLogger(srv.log)
+	srv.conn = conn
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	return srv.closeAll()
+}
+
+// closeAll closes every session log (syncing it) after waiting for running
+// prompts to finish writing their turn end.
+func (srv *Server) closeAll() error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	var errs []error
+	for id, s := range srv.sessions {
+		s.mu.Lock()
+		if !s.closed {
+			s.closed = true
+			if err := s.log.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("session %s: close: %w", id, err))
+			}
+		}
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+func (srv *Server) now() int64 { return srv.cfg.Now().UnixMilli() }
+
+func (srv *Server) newID() string { return srv.cfg.NewID() }
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// notify sends a session/update; a failure (the client went away) is logged.
+func (srv *Server) notify(ctx context.Context, s *session, u acp.SessionUpdate) {
+	if err := srv.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: acp.SessionId(s.id), Update: u}); err != nil {
+		srv.log.Debug("session/update not delivered", "session", s.id, "err", err)
+	}
+}
+
+// Initialize implements acp.Agent.
+func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	srv.mu.Lock()
+	srv.clientFS = p.ClientCapabilities.Fs
+	srv.mu.Unlock()
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentInfo:       &acp.Implementation{Name: "reel", Version: srv.cfg.Version},
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+		},
+		AuthMethods: []acp.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements acp.Agent: reel takes its key from the environment.
+func (srv *Server) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	return acp.AuthenticateResponse{}, nil
+}
+
+func (srv *Server) modes(current string) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(current)}
+	for _, m := range modeInfo {
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(m.id), Name: m.name, Description: acp.Ptr(m.desc)})
+	}
+	return st
+}
+
+func invalidParams(format string, args ...any) error {
+	return acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf(format, args...)})
+}
+
+// NewSession implements acp.Agent.
+func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if !filepath.IsAbs(p.Cwd) {
+		return acp.NewSessionResponse{}, invalidParams("cwd %q must be an absolute path", p.Cwd)
+	}
+	id := srv.newID()
+	srv.mu.Lock()
+	if srv.cfg.FirstSessionID != "" && srv.opened == 0 {
+		id = srv.cfg.FirstSessionID
+	}
+	srv.mu.Unlock()
+	h := sessionlog.NewHeader(id, srv.now(), p.Cwd)
+	w, err := srv.cfg.Store.Create(ctx, h)
+	if err != nil {
+		return acp.NewSessionResponse{}, fmt.Errorf("create session log: %w", err)
+	}
+	s, err := srv.register(sessionlog.NewSession(sessionlog.New(h), w), id, p.Cwd, 0)
+	if err != nil {
+		_ = w.Close()
+		return acp.NewSessionResponse{}, err
+	}
+	now := srv.now()
+	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, jsonObject("mode", srv.cfg.Mode, "source", "config"), nil, nil); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	if _, err := s.emit(ctx, now, sessionlog.TypeApprovalPolicy, jsonObject("policy", srv.cfg.Approval, "source", "config"), nil, nil); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	if err := s.checkpoint(ctx); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	srv.log.Info("session created", "session", id, "cwd", p.Cwd)
+	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: srv.modes(srv.cfg.Mode)}, nil
+}
+
+// register adds a live session with its model.
+func (srv *Server) register(ls *sessionlog.Session, id, cwd string, done int) (*session, error) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if _, dup := srv.sessions[id]; dup {
+		return nil, invalidParams("session %s is already open in this process", id)
+	}
+	prov, err := srv.cfg.Models.ForSession(srv.opened, cwd, done)
+	if err != nil {
+		return nil, fmt.Errorf("model for session %s: %w", id, err)
+	}
+	srv.opened++
+	s := &session{id: id, index: srv.opened - 1, cwd: cwd, provider: prov, log: ls, firstOfInstance: true}
+	srv.sessions[id] = s
+	return s, nil
+}
+
+func (srv *Server) lookup(id acp.SessionId) (*session, error) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	s, ok := srv.sessions[string(id)]
+	if !ok {
+		return nil, invalidParams("unknown session %q (create it with session/new or load it with session/load)", id)
+	}
+	return s, nil
+}
+
+// Prompt implements acp.Agent. ctx is cancelled by session/cancel.
+func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	s, err := srv.lookup(p.SessionId)
+	if err != nil {
+		return acp.PromptResponse{}, err
+	}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return acp.PromptResponse{}, invalidParams("session %s is closed", s.id)
+	case s.busy:
+		s.mu.Unlock()
+		return acp.PromptResponse{}, acp.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is busy with another prompt; cancel it or wait", s.id)})
+	}
+	s.busy = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.busy = false
+		s.mu.Unlock()
+	}()
+	stop, err := srv.runTurn(ctx, s, p.Prompt)
+	if err != nil {
+		return acp.PromptResponse{}, err
+	}
+	return acp.PromptResponse{StopReason: stop}, nil
+}
+
+// Cancel implements acp.Agent. The SDK cancels the prompt's context; the
+// loop notices and ends the turn as aborted.
+func (srv *Server) Cancel(_ context.Context, p acp.CancelNotification) error {
+	srv.log.Debug("cancel requested", "session", p.SessionId)
+	return nil
+}
+
+// SetSessionMode implements acp.Agent: the switch is logged as sandbox/mode
+// and applies from the next step.
+func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	s, err := srv.lookup(p.SessionId)
+	if err != nil {
+		return acp.SetSessionModeResponse{}, err
+	}
+	mode := string(p.ModeId)
+	if !ValidMode(mode) {
+		return acp.SetSessionModeResponse{}, invalidParams("unknown mode %q (want read-only, workspace-write or danger-full-access)", mode)
+	}
+	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeSandboxMode, jsonObject("mode", mode, "source", "client"), nil, nil); err != nil {
+		return acp.SetSessionModeResponse{}, err
+	}
+	if err := s.checkpoint(ctx); err != nil {
+		return acp.SetSessionModeResponse{}, err
+	}
+	srv.notify(ctx, s, acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	return acp.SetSessionModeResponse{}, nil
+}
+
+// LoadSession implements acp.AgentLoader: it loads the log (committing
+// crash repair), streams the history back, then answers.
+func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	id := string(p.SessionId)
+	srv.mu.Lock()
+	_, open := srv.sessions[id]
+	srv.mu.Unlock()
+	if open {
+		return acp.LoadSessionResponse{}, invalidParams("session %s is already open in this process", id)
+	}
+	loaded, w, err := srv.cfg.Store.Open(ctx, id)
+	if err != nil {
+		if errors.Is(err, sessionlog.ErrNotFound) {
+			return acp.LoadSessionResponse{}, invalidParams("unknown session %q: %v", id, err)
+		}
+		return acp.LoadSessionResponse{}, fmt.Errorf("load session %s: %w", id, err)
+	}
+	if len(loaded.Closers) > 0 {
+		srv.log.Warn("repaired an interrupted turn", "session", id, "closers", len(loaded.Closers))
+	}
+	cwd := loaded.Log.Header().Cwd
+	if p.Cwd != "" && filepath.IsAbs(p.Cwd) {
+		cwd = p.Cwd
+	}
+	done := countCalls(loaded.Log.Events())
+	s, err := srv.register(sessionlog.NewSession(loaded.Log, w), id, cwd, done)
+	if err != nil {
+		_ = w.Close()
+		return acp.LoadSessionResponse{}, err
+	}
+	srv.streamHistory(ctx, s)
+	return acp.LoadSessionResponse{Modes: srv.modes(s.mode(srv.cfg.Mode))}, nil
+}
+
+// ListSessions implements acp.Agent.
+func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
+	for info, err := range srv.cfg.Store.List(ctx) {
+		if err != nil {
+			srv.log.Warn("listing sessions", "err", err)
+			continue
+		}
+		if p.Cwd != nil && *p.Cwd != info.Cwd {
+			continue
+		}
+		updated := time.UnixMilli(info.CreatedAt).UTC().Format(time.RFC3339)
+		resp.Sessions = append(resp.Sessions, acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated})
+	}
+	return resp, nil
+}
+
+// CloseSession implements acp.Agent.
+func (srv *Server) CloseSession(ctx context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	s, err := srv.lookup(p.SessionId)
+	if err != nil {
+		return acp.CloseSessionResponse{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.busy {
+		return acp.CloseSessionResponse{}, acp.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is busy; cancel the prompt first", s.id)})
+	}
+	if !s.closed {
+		s.closed = true
+		if err := s.log.Close(); err != nil {
+			return acp.CloseSessionResponse{}, err
+		}
+	}
+	srv.mu.Lock()
+	delete(srv.sessions, s.id)
+	srv.mu.Unlock()
+	return acp.CloseSessionResponse{}, nil
+}
+
+// ResumeSession implements acp.Agent; reel resumes through session/load.
+func (srv *Server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption implements acp.Agent; reel has no config options.
+func (srv *Server) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+// countCalls counts the finished model calls in a log (finish chunks and
+// compaction summaries marked as local stream calls), the replay position
+// of a loaded session.
+func countCalls(events []sessionlog.Event) int {
+	n := 0
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case sessionlog.TypeAssistantChunk:
+			d, err := sessionlog.DecodeData[sessionlog.ChunkData](e)
+			if err == nil && hasFinish(d.Chunk) {
+				n++
+			}
+		case sessionlog.TypeCompactionSum:
+			if hasLocalCall(e.Data) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// toolsFor returns the tool set offered under mode.
+func (srv *Server) toolsFor(mode string) *tools.Set {
+	if mode == ModeFullAccess {
+		return srv.full
+	}
+	return srv.confined
+}

@@ -1,0 +1,76 @@
+// Command reel is an ACP coding agent with a durable session log and a
+// keyless snapshot harness. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/reel-agent/reel/agent/acpcmd"
+	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/harness"
+	"github.com/reel-agent/reel/sessionlog/logcmd"
+)
+
+const usage = `usage: reel <command> [args]
+
+commands:
+  acp             serve the Agent Client Protocol on stdin/stdout (for editors)
+  snapshot        replay, refresh or record the scenario fixtures
+  log             inspect, verify, convert and repair session logs
+  standin         run the scripted stand-in model server
+  sandbox-exec    (internal) run a command under a Landlock ruleset
+  version         print the version
+`
+
+func main() {
+	// sandbox-exec replaces this process with the confined command; it must
+	// not start anything first.
+	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" {
+		err := sandbox.Exec(os.Args[2:])
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(sandbox.ExitCode(err))
+	}
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "reel:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	env := acpcmd.IO{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv, Executable: exe}
+	switch args[0] {
+	case "acp":
+		return acpcmd.Run(ctx, args[1:], env)
+	case "log":
+		return logcmd.Run(ctx, args[1:], stdout, stderr)
+	case "standin":
+		return standin.Main(ctx, args[1:], stdout, stderr)
+	case "snapshot":
+		return harness.Main(ctx, args[1:], stdout, stderr, exe)
+	case "version":
+		fmt.Fprintln(stdout, "reel", acpcmd.Version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

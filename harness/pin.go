@@ -1,0 +1,143 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Pinned is the content a scenario's headers refer to: readable prompts
+// and tool-schema lists by name.
+type Pinned struct {
+	Prompts map[string]string // name → Markdown
+	Tools   map[string][]byte // name → indented JSON
+}
+
+func newPinned() *Pinned {
+	return &Pinned{Prompts: map[string]string{}, Tools: map[string][]byte{}}
+}
+
+// pinState tracks, while a log is read in order, the session's sandbox
+// mode and approval policy: what the agent's header depends on besides the
+// (normalized) cwd, and so what names a pinned prompt or tool list.
+type pinState struct {
+	mode, approval string
+}
+
+func (st *pinState) observe(line []byte) {
+	switch {
+	case bytes.HasPrefix(line, []byte(`{"type":"sandbox/mode",`)):
+		if e, err := sessionlog.DecodeEvent(line); err == nil {
+			if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](&e); err == nil {
+				st.mode = d.Mode
+			}
+		}
+	case bytes.HasPrefix(line, []byte(`{"type":"approval/policy",`)):
+		if e, err := sessionlog.DecodeEvent(line); err == nil {
+			if d, err := sessionlog.DecodeData[sessionlog.ApprovalPolicyData](&e); err == nil {
+				st.approval = d.Policy
+			}
+		}
+	}
+}
+
+// PromptName is the pinned name of the system prompt written under a mode
+// and approval policy.
+func PromptName(mode, approval string) string {
+	return "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
+}
+
+// ToolsName is the pinned name of the tool list offered under a mode.
+func ToolsName(mode string) string { return "tools-" + orUnknown(mode) }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "default"
+	}
+	return s
+}
+
+const (
+	promptRef = "{{prompt:%s}}"
+	toolsRef  = "{{tools:%s}}"
+)
+
+// pinLine replaces the system prompt and tools of a request/header event
+// line by references, recording the content in p. Other lines pass through.
+func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
+	st.observe(line)
+	if !bytes.HasPrefix(line, []byte(`{"type":"request/header",`)) {
+		return line, nil
+	}
+	e, err := sessionlog.DecodeEvent(line)
+	if err != nil {
+		return nil, err
+	}
+	d, err := sessionlog.DecodeData[sessionlog.RequestHeaderData](&e)
+	if err != nil {
+		return nil, err
+	}
+	h, err := sessionlog.ParseRequestHeader(d.Header)
+	if err != nil {
+		return nil, err
+	}
+	if h.System != "" && !strings.HasPrefix(h.System, "{{") {
+		name := PromptName(st.mode, st.approval)
+		if prev, dup := p.Prompts[name]; dup && prev != h.System {
+			return nil, fmt.Errorf("two different system prompts pin as %s in one run:\n%s", name, TextDiff(prev, h.System))
+		}
+		p.Prompts[name] = h.System
+		h.System = fmt.Sprintf(promptRef, name)
+	}
+	if len(h.Tools) > 0 && h.Tools[0] == '[' {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, h.Tools); err != nil {
+			return nil, err
+		}
+		name := ToolsName(st.mode)
+		var pretty bytes.Buffer
+		_ = json.Indent(&pretty, compact.Bytes(), "", "  ")
+		pretty.WriteByte('\n')
+		if prev, dup := p.Tools[name]; dup && !bytes.Equal(prev, pretty.Bytes()) {
+			return nil, fmt.Errorf("two different tool lists pin as %s in one run", name)
+		}
+		p.Tools[name] = pretty.Bytes()
+		h.Tools = json.RawMessage(fmt.Sprintf("%q", fmt.Sprintf(toolsRef, name)))
+	}
+	e.Data = sessionlog.HeaderData(h, d.Reason)
+	return e.AppendJSON(nil), nil
+}
+
+// refsIn lists the prompt and tools names a fixture log refers to.
+func refsIn(log []byte) (prompts, tools []string) {
+	for _, line := range bytes.Split(log, []byte("\n")) {
+		for _, m := range refPattern(line, "{{prompt:") {
+			prompts = append(prompts, m)
+		}
+		for _, m := range refPattern(line, "{{tools:") {
+			tools = append(tools, m)
+		}
+	}
+	return prompts, tools
+}
+
+func refPattern(line []byte, open string) []string {
+	var out []string
+	s := string(line)
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			return out
+		}
+		s = s[i+len(open):]
+		j := strings.Index(s, "}}")
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[:j])
+		s = s[j+2:]
+	}
+}

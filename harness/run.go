@@ -1,0 +1,526 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/reel-agent/reel/harness/rpcclient"
+	"github.com/reel-agent/reel/harness/scenario"
+)
+
+// Mode is how a scenario is run.
+type Mode string
+
+// Modes.
+const (
+	Replay  Mode = "replay"
+	Refresh Mode = "refresh"
+	Record  Mode = "record"
+)
+
+// Runner runs scenarios through a reel binary.
+type Runner struct {
+	// Exe is the reel binary.
+	Exe string
+	// Mode selects replay, refresh or record.
+	Mode Mode
+	// RecordArgs are extra `reel acp` flags in record mode (provider, model).
+	RecordArgs []string
+	// RecordEnv are extra environment entries in record mode (the key).
+	RecordEnv []string
+	// StandinURL, when set in record mode, points the agent at a stand-in
+	// model server instead of a real provider.
+	StandinURL string
+	// ExtraArgs are extra `reel acp` flags in every mode.
+	ExtraArgs []string
+	// StepTimeout bounds every step (default 30s) so a broken agent fails
+	// the scenario instead of hanging the suite.
+	StepTimeout time.Duration
+}
+
+// Run is the outcome of running one scenario.
+type Run struct {
+	// Transcript is the raw stdout of every process, in order.
+	Transcript []byte
+	// StateDir holds the session logs the agent wrote.
+	StateDir string
+	// SessionIDs are the session ids, in scenario session order.
+	SessionIDs []string
+	// Refused marks sessions whose load the scenario expected to fail:
+	// their logs are not harvested.
+	Refused map[int]bool
+	// Cwd is the generated working directory; Temp the run's temp root.
+	Cwd, Temp string
+	// Stderr is the agent's stderr (diagnostics), for failure reports.
+	Stderr []byte
+	// Wall is the run's wall time.
+	Wall time.Duration
+}
+
+// process is one running reel acp.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	client *rpcclient.Client
+	tee    *bytes.Buffer
+	errBuf *lockedBuffer
+	// pending prompt calls started without waiting (promptAndCancel)
+	pending sync.WaitGroup
+	perr    error
+	pmu     sync.Mutex
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+// Execute runs sc and returns what it produced. The caller removes
+// run.Temp when done.
+func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
+	start := time.Now()
+	tmp, err := os.MkdirTemp("", "reel-snap-"+sc.Name+"-")
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{Temp: tmp, StateDir: filepath.Join(tmp, "state", "reel", "sessions"), Cwd: filepath.Join(tmp, "cwd"), Refused: map[int]bool{}}
+	if err := os.MkdirAll(run.Cwd, 0o755); err != nil {
+		return run, err
+	}
+	if sc.Workspace != "" {
+		if err := os.CopyFS(run.Cwd, os.DirFS(sc.Workspace)); err != nil {
+			return run, fmt.Errorf("%s: copy workspace: %w", sc.Name, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, "home"), 0o755); err != nil {
+		return run, err
+	}
+	if sc.Seed != "" {
+		if err := placeSeed(sc.Seed, run); err != nil {
+			return run, fmt.Errorf("%s: %w", sc.Name, err)
+		}
+	}
+	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc))}
+	err = d.drive(ctx)
+	run.Wall = time.Since(start)
+	if err == nil {
+		err = d.answers.Err()
+	}
+	if err != nil {
+		return run, fmt.Errorf("%s: %w", sc.Name, err)
+	}
+	return run, nil
+}
+
+// placeSeed puts a seed log into the state dir under its session id and
+// makes it session 0.
+func placeSeed(seed string, run *Run) error {
+	raw, err := os.ReadFile(seed)
+	if err != nil {
+		return err
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	var h struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(line, &h); err != nil || h.ID == "" || strings.ContainsAny(h.ID, "/\\") || h.ID == "." || h.ID == ".." {
+		return fmt.Errorf("%s: the first line must be a session header with a plain id", seed)
+	}
+	if err := os.MkdirAll(run.StateDir, 0o755); err != nil {
+		return err
+	}
+	run.SessionIDs = append(run.SessionIDs, h.ID)
+	return os.WriteFile(filepath.Join(run.StateDir, h.ID+".jsonl"), raw, 0o644)
+}
+
+func permissionKinds(sc *scenario.Scenario) []string {
+	var kinds []string
+	for _, a := range sc.Input.PermissionAnswers {
+		kinds = append(kinds, string(a.Kind))
+	}
+	return kinds
+}
+
+// driver executes one scenario's steps across processes.
+type driver struct {
+	r       *Runner
+	sc      *scenario.Scenario
+	run     *Run
+	answers *rpcclient.AnswerQueue
+	p       *process
+	// opened lists fixture session indexes in the order the current
+	// process opens them (its --replay order).
+	nextID int
+}
+
+// segments splits steps at loadSession: each segment is one process.
+func segments(steps []scenario.Step) [][]scenario.Step {
+	var out [][]scenario.Step
+	cur := []scenario.Step{}
+	for _, s := range steps {
+		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpLoadSessionExpectError) && len(cur) > 0 {
+			out = append(out, cur)
+			cur = []scenario.Step{}
+		}
+		cur = append(cur, s)
+	}
+	return append(out, cur)
+}
+
+// opens returns the fixture session indexes a segment opens, in order;
+// created counts the sessions created before it.
+func opens(seg []scenario.Step, created int) []int {
+	var out []int
+	for _, s := range seg {
+		switch s.Op {
+		case scenario.OpNewSession:
+			out = append(out, created)
+			created++
+		case scenario.OpLoadSession, scenario.OpLoadSessionExpectError:
+			out = append(out, s.Session)
+		}
+	}
+	return out
+}
+
+func (d *driver) drive(ctx context.Context) error {
+	created := len(d.run.SessionIDs) // a seed is session 0
+	for _, seg := range segments(d.sc.Input.Steps) {
+		order := opens(seg, created)
+		if err := d.start(ctx, order); err != nil {
+			return err
+		}
+		err := d.steps(ctx, seg)
+		if serr := d.stop(); err == nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+		for _, s := range seg {
+			if s.Op == scenario.OpNewSession {
+				created++
+			}
+		}
+	}
+	return nil
+}
+
+// env is the scrubbed environment of the agent: no inherited variables
+// (so no API key) beyond PATH, plus an isolated home and state dir.
+func (d *driver) env() []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(d.run.Temp, "home"),
+		"XDG_STATE_HOME=" + filepath.Join(d.run.Temp, "state"),
+		"TMPDIR=" + d.run.Temp,
+		"LANG=C.UTF-8",
+	}
+	if d.r.Mode == Record {
+		env = append(env, d.r.RecordEnv...)
+	}
+	return env
+}
+
+func (d *driver) start(ctx context.Context, order []int) error {
+	args := []string{"acp", "--state-dir", d.run.StateDir, "--log-level", "debug", "--debug-invariant"}
+	args = append(args, d.r.ExtraArgs...)
+	if d.sc.Input.Mode != "" {
+		args = append(args, "--mode", d.sc.Input.Mode)
+	}
+	if d.sc.Input.Approval != "" {
+		args = append(args, "--approval", d.sc.Input.Approval)
+	}
+	if d.r.Mode == Record {
+		args = append(args, d.r.RecordArgs...)
+		if d.r.StandinURL != "" {
+			args = append(args, "--base-url", d.r.StandinURL)
+		}
+	} else {
+		for i, idx := range order {
+			if idx >= len(d.sc.Sessions) {
+				if d.sc.Seed != "" && idx == 0 {
+					continue // a refused seed has no expected log
+				}
+				return fmt.Errorf("session %d is opened but the fixture has no session log for it (record the scenario)", idx)
+			}
+			args = append(args, "--replay", absPath(d.sc.Sessions[idx]))
+			if i == 0 && idx == 0 && d.sc.OverridePath != "" {
+				args = append(args, "--replay-override", absPath(d.sc.OverridePath))
+			}
+		}
+	}
+	cmd := exec.Command(d.r.Exe, args...)
+	cmd.Env = d.env()
+	cmd.Dir = d.run.Cwd
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	p := &process{cmd: cmd, stdin: stdin, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}}
+	cmd.Stderr = p.errBuf
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", d.r.Exe, err)
+	}
+	p.client = rpcclient.New(ctx, stdout, stdin, rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer})
+	d.p = p
+	return nil
+}
+
+// stop closes stdin (graceful shutdown), waits for the process, and keeps
+// its transcript.
+func (d *driver) stop() error {
+	p := d.p
+	if p == nil {
+		return nil
+	}
+	d.p = nil
+	p.pending.Wait()
+	_ = p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(d.timeout()):
+		_ = p.cmd.Process.Kill()
+		err = fmt.Errorf("reel acp did not exit within %s after stdin closed", d.timeout())
+		<-done
+	}
+	<-p.client.Done()
+	d.run.Transcript = append(d.run.Transcript, p.tee.Bytes()...)
+	d.run.Stderr = append(d.run.Stderr, p.errBuf.Bytes()...)
+	if err != nil {
+		return fmt.Errorf("reel acp exited: %w\nstderr:\n%s", err, tail(p.errBuf.Bytes()))
+	}
+	return nil
+}
+
+// absPath makes a fixture path usable from the agent's own cwd.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func tail(b []byte) string {
+	const max = 4000
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return string(b)
+}
+
+func (d *driver) timeout() time.Duration {
+	if d.r.StepTimeout > 0 {
+		return d.r.StepTimeout
+	}
+	return 30 * time.Second
+}
+
+// sessionID returns the id of fixture session idx.
+func (d *driver) sessionID(idx int) (string, error) {
+	if idx < 0 || idx >= len(d.run.SessionIDs) {
+		return "", fmt.Errorf("session %d does not exist yet", idx)
+	}
+	return d.run.SessionIDs[idx], nil
+}
+
+func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
+	for i, st := range steps {
+		sctx, cancel := context.WithTimeout(ctx, d.timeout())
+		err := d.step(sctx, st)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s", i+1, st.Op, err, tail(d.p.errBuf.Bytes()))
+		}
+	}
+	return nil
+}
+
+// initializeParams is what the harness client announces.
+var initializeParams = map[string]any{
+	"protocolVersion":    1,
+	"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
+}
+
+func (d *driver) step(ctx context.Context, st scenario.Step) error {
+	c := d.p.client
+	switch st.Op {
+	case scenario.OpInitialize:
+		return c.Call(ctx, "initialize", initializeParams, nil)
+	case scenario.OpNewSession:
+		var resp struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err := c.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": []any{}}, &resp); err != nil {
+			return err
+		}
+		d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)
+		return nil
+	case scenario.OpLoadSession:
+		id, err := d.sessionID(st.Session)
+		if err != nil {
+			return err
+		}
+		if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
+			return err
+		}
+		return c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": []any{}}, nil)
+	case scenario.OpLoadSessionExpectError:
+		id, err := d.sessionID(st.Session)
+		if err != nil {
+			return err
+		}
+		if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
+			return err
+		}
+		err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": []any{}}, nil)
+		var rpcErr *jsonrpc2.Error
+		if !errors.As(err, &rpcErr) {
+			return fmt.Errorf("session/load of session %d should have been refused, got %v", st.Session, err)
+		}
+		d.run.Refused[st.Session] = true
+		return nil
+	case scenario.OpSetMode:
+		id, err := d.sessionID(st.Session)
+		if err != nil {
+			return err
+		}
+		return c.Call(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": st.Mode}, nil)
+	case scenario.OpPrompt, scenario.OpPromptContent:
+		_, err := d.prompt(ctx, st)
+		return err
+	case scenario.OpPromptExpectError:
+		_, err := d.prompt(ctx, st)
+		if err == nil {
+			return errors.New("the prompt succeeded, but the scenario expects an error")
+		}
+		var rpcErr *jsonrpc2.Error
+		if errors.As(err, &rpcErr) {
+			return nil
+		}
+		return err
+	case scenario.OpPromptAndWaitForAgentMessage:
+		mark := c.Len()
+		d.promptAsync(st)
+		_, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
+			return n.Index >= mark && n.Update == "agent_message_chunk" && (st.WaitForText == "" || strings.Contains(string(n.Params), st.WaitForText))
+		})
+		return err
+	case scenario.OpPromptAndCancel:
+		id, err := d.sessionID(st.Session)
+		if err != nil {
+			return err
+		}
+		mark := c.Len()
+		d.promptAsync(st)
+		if st.WaitForFile != nil && d.r.Mode != Record {
+			if err := waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.WaitForFile.Path))); err != nil {
+				return err
+			}
+		} else if _, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
+			return n.Index >= mark && n.Update == "agent_message_chunk"
+		}); err != nil {
+			return err
+		}
+		return c.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
+	case scenario.OpCancel:
+		id, err := d.sessionID(st.Session)
+		if err != nil {
+			return err
+		}
+		return c.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
+	case scenario.OpWaitForTurnEnd:
+		return d.waitPending(ctx)
+	case scenario.OpWaitForTurnStart:
+		_, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool { return n.Method == "session/update" })
+		return err
+	case scenario.OpWaitForFile:
+		return waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.Path)))
+	}
+	return fmt.Errorf("op %s is not supported by reel's harness", st.Op)
+}
+
+// prompt sends session/prompt and waits for its answer.
+func (d *driver) prompt(ctx context.Context, st scenario.Step) (string, error) {
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return "", err
+	}
+	var resp struct {
+		StopReason string `json:"stopReason"`
+	}
+	err = d.p.client.Call(ctx, "session/prompt", map[string]any{"sessionId": id, "prompt": st.Prompt()}, &resp)
+	return resp.StopReason, err
+}
+
+// promptAsync sends session/prompt without waiting; waitForTurnEnd (or the
+// end of the process) waits for it.
+func (d *driver) promptAsync(st scenario.Step) {
+	p := d.p
+	p.pending.Add(1)
+	go func() {
+		defer p.pending.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), d.timeout())
+		defer cancel()
+		_, err := d.prompt(ctx, st)
+		if err != nil {
+			p.pmu.Lock()
+			p.perr = errors.Join(p.perr, err)
+			p.pmu.Unlock()
+		}
+	}()
+}
+
+func (d *driver) waitPending(ctx context.Context) error {
+	p := d.p
+	done := make(chan struct{})
+	go func() { p.pending.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the turn to end: %w", ctx.Err())
+	}
+	p.pmu.Lock()
+	defer p.pmu.Unlock()
+	return p.perr
+}
+
+// marshalJSON is json.Marshal without HTML escaping.
+func marshalJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
