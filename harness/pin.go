@@ -50,8 +50,34 @@ func PromptName(mode, approval string) string {
 	return "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
 }
 
-// ToolsName is the pinned name of the tool list offered under a mode.
-func ToolsName(mode string) string { return "tools-" + orUnknown(mode) }
+// ToolsName is the pinned name of a tool list: its tool names in order,
+// and whether the sandbox escalation arguments are offered. Descriptions
+// and other schema details are the pinned content, not the name, so a
+// refresh after such a change rewrites only the pinned file.
+func ToolsName(compact []byte) string {
+	var tools []struct {
+		Name       string `json:"name"`
+		Parameters struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"parameters"`
+	}
+	if json.Unmarshal(compact, &tools) != nil {
+		return "tools-unparsable"
+	}
+	names := make([]string, 0, len(tools))
+	escalation := false
+	for _, t := range tools {
+		names = append(names, t.Name)
+		if _, ok := t.Parameters.Properties["sandbox_permissions"]; ok {
+			escalation = true
+		}
+	}
+	name := "tools-" + strings.Join(names, "-")
+	if escalation {
+		name += "-with-escalation"
+	}
+	return name
+}
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -97,7 +123,7 @@ func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
 		if err := json.Compact(&compact, h.Tools); err != nil {
 			return nil, err
 		}
-		name := ToolsName(st.mode)
+		name := ToolsName(compact.Bytes())
 		var pretty bytes.Buffer
 		_ = json.Indent(&pretty, compact.Bytes(), "", "  ")
 		pretty.WriteByte('\n')

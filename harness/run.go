@@ -182,13 +182,24 @@ func segments(steps []scenario.Step) [][]scenario.Step {
 	var out [][]scenario.Step
 	cur := []scenario.Step{}
 	for _, s := range steps {
-		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpLoadSessionExpectError) && len(cur) > 0 {
+		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpLoadSessionExpectError) && !onlyInitialize(cur) {
 			out = append(out, cur)
 			cur = []scenario.Step{}
 		}
 		cur = append(cur, s)
 	}
 	return append(out, cur)
+}
+
+// onlyInitialize reports whether a segment has nothing but initialize
+// steps: a following loadSession may then run in the same process.
+func onlyInitialize(seg []scenario.Step) bool {
+	for _, s := range seg {
+		if s.Op != scenario.OpInitialize {
+			return false
+		}
+	}
+	return true
 }
 
 // opens returns the fixture session indexes a segment opens, in order;

@@ -38,4 +38,16 @@
 // over a loaded list. Reconstruct rebuilds the exact request any step sent.
 // Repair computes the synthetic closers for a crashed tail (error tool results,
 // step/end, turn/end interrupted); persisting them is the backends' job.
+//
+// # Persistence
+//
+// Store and Writer are the backend contract (sessionlog/jsonl,
+// sessionlog/sqlite; both pass sessionlog/sessionlogtest). Writer.Append
+// buffers, Writer.Sync is the durable checkpoint: the agent syncs before a
+// model call is dispatched, before a tool runs, after each step's results
+// and at turn end. One session has one writer (ErrInUse otherwise). On load
+// an incomplete final record is dropped (a torn tail); damage before the
+// last complete turn/end is ErrCorrupt. Every backend loads through Load:
+// the rules above, then the repair closers, which Open commits before it
+// returns and Inspect only reports.
 package sessionlog

@@ -283,7 +283,18 @@ func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (llm.
 	}
 	p, err := openai.New(cfg)
 	if err != nil {
-		return nil, "", "", err
+		// Without a key the agent still serves sessions (load, list,
+		// modes); each model call then fails with this error.
+		log.Warn("no model available", "err", err)
+		return unavailable{err}, o.Provider, cfg.Model, nil
 	}
 	return p, o.Provider, cfg.Model, nil
+}
+
+// unavailable is the provider of an agent started without a usable model
+// configuration: every call fails with the configuration error.
+type unavailable struct{ err error }
+
+func (u unavailable) Stream(context.Context, llm.Request) (llm.Stream, error) {
+	return nil, &llm.ProviderError{Code: llm.CodeAuth, Message: u.err.Error(), Err: u.err}
 }

@@ -1,5 +1,7 @@
 // Package jsonl is reel's default session-log backend: one JSON Lines file
-// per session.
+// per session, plain or zstd-compressed, behind the sessionlog.Store
+// interface (Store), plus whole-file helpers (ReadFile, WriteFile) and the
+// codec itself (Decode, Encode, AppendRecords).
 //
 // # Layout
 //
@@ -16,12 +18,52 @@
 // Member k of a row is the event with seq seq0+k and time time0+dt[0]+…+dt[k-1].
 // Readers accept packed, unpacked and mixed layouts; writers always produce
 // the canonical packed layout, and only an event whose bytes are exactly what
-// expansion rebuilds is packed, so decode→encode is lossless.
+// expansion rebuilds is packed, so decode→encode is lossless. Encode and
+// WriteFile pack a whole log; a live Store packs each Sync batch on its own
+// (a run split by a Sync becomes two rows or loose lines).
+//
+// # Files
+//
+// A Store keeps session <id> in <dir>/<id>.jsonl, or with Options.Compress
+// in <dir>/<id>.jsonl.zst: standard zstd, one independent frame with a
+// content checksum per write (the header line is the first frame, then one
+// frame per Sync), so `zstd -d` yields the JSONL. Existing sessions keep
+// their form. <dir>/<id>.lock is the writer lock (see below). Files starting
+// with '.' (".tmp-…" while a file is being created) are not sessions.
+//
+// Create writes the header to a temporary file in dir, fsyncs it, renames it
+// to the log's name and fsyncs dir: a log appears whole or not at all.
+//
+// # Appends and durability
+//
+// Writer.Append only buffers (after checking that seqs continue the log and
+// that data is compact JSON). Writer.Sync encodes the buffer canonically,
+// writes it with one write(2) — one zstd frame — and fsyncs: it is the
+// semantic checkpoint the agent calls before a model call is dispatched,
+// before a tool runs, after each step's results and at turn end. A failed
+// write is truncated away; a failed fsync makes the writer refuse further
+// work. Close syncs.
+//
+// # Locks
+//
+// Create and Open take an exclusive flock(2) on <id>.lock (it never blocks;
+// a held lock is sessionlog.ErrInUse) and hold it until Writer.Close. Inspect
+// and List take no lock. Lock files stay behind: removing them would race.
 //
 // # Torn tails
 //
-// An append is one write of whole lines. A crash can leave a partial last
-// line; damage after the last complete turn/end is a torn tail, dropped on
-// load and truncated away before the next append. Damage before it is
-// corruption and the log is refused.
+// A crash can only damage the last write. On load, damage (an unparsable
+// line, an empty line, a malformed row, a seq gap or duplicate; for zstd a
+// frame cut short, failing its checksum or followed by garbage) after the
+// last complete turn/end is a torn tail: it is dropped (Decoded.Torn, a
+// warning on Options.Logger) and Open truncates it away before appending —
+// for zstd at a frame boundary, re-appending the intact part of a partly
+// damaged frame. A final record that is complete but lacks its '\n' is kept
+// and terminated before the next append. Damage before the last complete
+// turn/end, or a damaged zstd frame followed by an intact one, is corruption
+// (sessionlog.ErrCorrupt): the session is refused with an error naming the
+// file and line, and nothing is written.
+//
+// Open then runs sessionlog.Load (every rule; legacy encodings refused) and
+// appends and syncs the repair closers before returning the writer.
 package jsonl

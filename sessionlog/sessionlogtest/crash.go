@@ -188,7 +188,12 @@ func TestCrash(t *testing.T, backend string, open Opener) {
 	dir := t.TempDir()
 	var reports []report
 	for trial := range trials {
-		got := runChild(t, backend, dir, rng)
+		// The first child's lock is checked from this process.
+		var onReady func()
+		if trial == 0 {
+			onReady = func() { checkLockedElsewhere(t, open, dir) }
+		}
+		got := runChild(t, backend, dir, rng, onReady)
 		reports = append(reports, got...)
 		t.Logf("trial %d: %d reports before the kill", trial, len(got))
 		verifyAfterCrash(t, open, dir, reports)
@@ -200,7 +205,7 @@ func TestCrash(t *testing.T, backend string, open Opener) {
 
 // runChild starts a child, kills it after a random number of reports and
 // returns every report it printed.
-func runChild(t *testing.T, backend, dir string, rng *rand.Rand) []report {
+func runChild(t *testing.T, backend, dir string, rng *rand.Rand, onReady func()) []report {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), CrashEnv+"="+backend, CrashDirEnv+"="+dir)
@@ -229,6 +234,9 @@ func runChild(t *testing.T, backend, dir string, rng *rand.Rand) []report {
 		kill()
 	}
 	for sc.Scan() {
+		if onReady != nil && !killed && strings.HasPrefix(sc.Text(), "ready ") {
+			onReady()
+		}
 		if r, ok := parseReport(sc.Text()); ok {
 			reports = append(reports, r)
 		}
@@ -243,6 +251,21 @@ func runChild(t *testing.T, backend, dir string, rng *rand.Rand) []report {
 		t.Fatalf("crash child did not die by the kill: %v\nstderr:\n%s", err, stderr.String())
 	}
 	return reports
+}
+
+// checkLockedElsewhere asserts that the session a live child process holds
+// is refused here with ErrInUse.
+func checkLockedElsewhere(t *testing.T, open Opener, dir string) {
+	t.Helper()
+	st, err := open(dir)
+	must(t, err)
+	defer func() { must(t, st.Close()) }()
+	if _, w, err := st.Open(context.Background(), crashID); !errors.Is(err, sessionlog.ErrInUse) {
+		if w != nil {
+			_ = w.Close()
+		}
+		t.Fatalf("Open of a session a live child process writes: got %v, want ErrInUse", err)
+	}
 }
 
 func verifyAfterCrash(t *testing.T, open Opener, dir string, reports []report) {
@@ -266,7 +289,7 @@ func checkAfterCrash(open Opener, dir string, reports []report) (err error) {
 		return nil // killed before the session was created
 	}
 	if err != nil {
-		return fmt.Errorf("Open after a crash: %w", err)
+		return fmt.Errorf("open after a crash: %w", err)
 	}
 	if err := checkReports(l.Log.Events(), reports); err != nil {
 		return errors.Join(err, w.Close())
@@ -290,7 +313,7 @@ func checkAfterCrash(open Opener, dir string, reports []report) (err error) {
 	}
 	l3, err := st.Inspect(ctx, crashID)
 	if err != nil {
-		return fmt.Errorf("Inspect after the new turn: %w", err)
+		return fmt.Errorf("inspect after the new turn: %w", err)
 	}
 	if len(l3.Closers) != 0 || l3.Log.Len() != b.Next() {
 		return fmt.Errorf("after the new turn: %d events, %d closers; want %d, 0", l3.Log.Len(), len(l3.Closers), b.Next())

@@ -40,6 +40,7 @@ func TestStore(t *testing.T, b Backend) {
 	t.Run("ContiguousSeqs", s.contiguous)
 	t.Run("CreateExisting", s.createExisting)
 	t.Run("InUse", s.inUse)
+	t.Run("Concurrent", s.concurrent)
 	t.Run("NotFound", s.notFound)
 	t.Run("BadHeader", s.badHeader)
 	t.Run("IntegerCreatedAt", s.integerCreatedAt)
@@ -295,6 +296,48 @@ func (s suite) inUse(t *testing.T) {
 	}
 	must(t, w2.Close())
 	sameEvents(t, "after two writers in turn", inspect(t, st1, h.ID).Log.Events(), events)
+}
+
+// concurrent writes different sessions of one store from several
+// goroutines (run it with -race).
+func (s suite) concurrent(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := s.open(t, dir)
+	const writers = 4
+	events := completeTurns(3)
+	errs := make(chan error, writers)
+	for g := range writers {
+		go func() {
+			errs <- func() error {
+				w, err := st.Create(ctx, header(t, fmt.Sprintf("concurrent-%d", g), int64(g)))
+				if err != nil {
+					return err
+				}
+				for i := 0; i < len(events); i += 5 {
+					if err := w.Append(ctx, events[i:min(i+5, len(events))]...); err != nil {
+						return errors.Join(err, w.Close())
+					}
+					if err := w.Sync(ctx); err != nil {
+						return errors.Join(err, w.Close())
+					}
+					if _, err := st.Inspect(ctx, fmt.Sprintf("concurrent-%d", (g+1)%writers)); err != nil && !errors.Is(err, sessionlog.ErrNotFound) {
+						return errors.Join(err, w.Close())
+					}
+				}
+				return w.Close()
+			}()
+		}()
+	}
+	for range writers {
+		must(t, <-errs)
+	}
+	for g := range writers {
+		sameEvents(t, "concurrent writer", inspect(t, st, fmt.Sprintf("concurrent-%d", g)).Log.Events(), events)
+	}
+	if n := len(list(t, st)); n != writers {
+		t.Fatalf("List: %d sessions, want %d", n, writers)
+	}
 }
 
 func (s suite) notFound(t *testing.T) {
