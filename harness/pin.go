@@ -140,12 +140,8 @@ func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
 // refsIn lists the prompt and tools names a fixture log refers to.
 func refsIn(log []byte) (prompts, tools []string) {
 	for _, line := range bytes.Split(log, []byte("\n")) {
-		for _, m := range refPattern(line, "{{prompt:") {
-			prompts = append(prompts, m)
-		}
-		for _, m := range refPattern(line, "{{tools:") {
-			tools = append(tools, m)
-		}
+		prompts = append(prompts, refPattern(line, "{{prompt:")...)
+		tools = append(tools, refPattern(line, "{{tools:")...)
 	}
 	return prompts, tools
 }

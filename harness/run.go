@@ -172,9 +172,6 @@ type driver struct {
 	run     *Run
 	answers *rpcclient.AnswerQueue
 	p       *process
-	// opened lists fixture session indexes in the order the current
-	// process opens them (its --replay order).
-	nextID int
 }
 
 // segments splits steps at loadSession: each segment is one process.
@@ -525,13 +522,4 @@ func (d *driver) waitPending(ctx context.Context) error {
 	p.pmu.Lock()
 	defer p.pmu.Unlock()
 	return p.perr
-}
-
-// marshalJSON is json.Marshal without HTML escaping.
-func marshalJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
 }

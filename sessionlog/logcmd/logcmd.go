@@ -120,7 +120,7 @@ func seed(path string) (*loaded, *sessionlog.Log, error) {
 
 func verify(_ context.Context, files []string, stdout io.Writer) error {
 	if len(files) == 0 {
-		return fmt.Errorf("%w: reel log verify FILE...", ErrUsage)
+		return fmt.Errorf("%w: reel log verify needs at least one FILE", ErrUsage)
 	}
 	var errs []error
 	for _, f := range files {

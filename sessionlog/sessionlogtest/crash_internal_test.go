@@ -76,10 +76,10 @@ func TestCrashMain(t *testing.T) {
 // TestCheckAfterCrashCatches proves the crash checker can fail.
 func TestCheckAfterCrashCatches(t *testing.T) {
 	dir := t.TempDir()
-	if err := checkAfterCrash(openJSONL, dir, nil); err != nil {
+	if _, err := checkAfterCrash(openJSONL, dir, nil); err != nil {
 		t.Fatalf("no session and no reports: %v", err)
 	}
-	if err := checkAfterCrash(openJSONL, dir, []report{{seq: 0, typ: "turn/start"}}); !errors.Is(err, sessionlog.ErrNotFound) {
+	if _, err := checkAfterCrash(openJSONL, dir, []report{{seq: 0, typ: "turn/start"}}); !errors.Is(err, sessionlog.ErrNotFound) {
 		t.Fatalf("reports but no session: %v", err)
 	}
 	var out bytes.Buffer
@@ -101,11 +101,11 @@ func TestCheckAfterCrashCatches(t *testing.T) {
 		{"changed type", report{seq: 0, typ: "step/start", crc: good.crc}, "changed"},
 		{"changed bytes", report{seq: 0, typ: good.typ, crc: 1}, "changed"},
 	} {
-		if err := checkAfterCrash(openJSONL, dir, []report{tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := checkAfterCrash(openJSONL, dir, []report{tc.r}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
-	if err := checkAfterCrash(func(string) (sessionlog.Store, error) { return nil, errors.New("x") }, dir, nil); err == nil {
+	if _, err := checkAfterCrash(func(string) (sessionlog.Store, error) { return nil, errors.New("x") }, dir, nil); err == nil {
 		t.Error("a failing opener passed")
 	}
 }
