@@ -58,6 +58,9 @@ type Config struct {
 	// Invariant rebuilds every request from the log before sending it and
 	// fails the turn on a mismatch (debug).
 	Invariant bool
+	// RetryDelay is the first backoff before retrying a retryable model
+	// failure (doubling per retry); 0 retries at once (replay).
+	RetryDelay time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// FirstSessionID, when set, is the id of the first session/new (so a

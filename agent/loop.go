@@ -149,7 +149,7 @@ func (srv *Server) runStep(ctx context.Context, s *session, turn, step int, pend
 	if ctx.Err() != nil {
 		return closeStep(endWith(sessionlog.EndAborted, acp.StopReasonCancelled))
 	}
-	res, callErr := srv.callModel(ctx, s, turn, step, req)
+	res, callErr := srv.callWithRetry(ctx, s, turn, step, req)
 	if ctx.Err() != nil {
 		// Cancelled mid-stream: keep what arrived as an interrupted message.
 		if len(res.chunkSeqs) > 0 {
@@ -338,6 +338,55 @@ func (srv *Server) callModel(ctx context.Context, s *session, turn, step int, re
 		return res, fmt.Errorf("%s: the model stream ended without a finish chunk", where)
 	}
 	return res, nil
+}
+
+// maxModelRetries bounds the retries of a retryable model failure (an empty
+// response, a rate limit or server error that outlasted the provider's own
+// transport retries) within one step.
+const maxModelRetries = 2
+
+// callWithRetry makes the step's model call, retrying retryable failures:
+// each failed attempt is closed in the log with its error finish chunk and
+// an llm/retry event, and the retry is a new request/context with the same
+// request (the same message series).
+func (srv *Server) callWithRetry(ctx context.Context, s *session, turn, step int, req llm.Request) (callResult, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := srv.callModel(ctx, s, turn, step, req)
+		var pe *llm.ProviderError
+		if err == nil || ctx.Err() != nil || !errors.As(err, &pe) || !pe.Retryable() || attempt > maxModelRetries {
+			return res, err
+		}
+		if !errors.Is(err, errRecordedFailure) {
+			fin, _ := pe.FinishChunk().AppendJSON(nil)
+			if _, lerr := s.emit(ctx, srv.now(), sessionlog.TypeAssistantChunk, jsonObject("turn", turn, "step", step, "chunk", fin), nil, nil); lerr != nil {
+				return res, lerr
+			}
+		}
+		delay := srv.cfg.RetryDelay << (attempt - 1)
+		srv.log.Warn("retrying model call", "session", s.id, "turn", turn, "step", step, "retry", attempt, "code", pe.Code, "delay", delay)
+		if _, lerr := s.emit(ctx, srv.now(), "llm/retry", jsonObject(
+			"turn", turn, "step", step, "provider", srv.cfg.Provider,
+			"retry", attempt, "maxRetries", maxModelRetries, "delayMs", int(delay.Milliseconds()),
+			"failure", jsonObject("message", pe.Message, "code", pe.Code),
+		), nil, nil); lerr != nil {
+			return res, lerr
+		}
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return res, ctx.Err()
+			case <-t.C:
+			}
+		}
+		if _, lerr := s.emit(ctx, srv.now(), sessionlog.TypeRequestContext, jsonObject("provider", srv.cfg.Provider, "model", srv.cfg.Model), nil, nil); lerr != nil {
+			return res, lerr
+		}
+		if lerr := s.checkpoint(ctx); lerr != nil {
+			return res, lerr
+		}
+	}
 }
 
 // errRecordedFailure marks a failure the stream itself logged as a finish chunk.

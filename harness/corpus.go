@@ -88,9 +88,17 @@ func Eligible(dir string) (*CorpusCase, string, error) {
 		return nil, "", err
 	}
 	c := &CorpusCase{Scenario: sc, Mode: "danger-full-access", Approval: "on-request", Expected: expected}
+	prompts, turns := 0, 0
+	for _, st := range sc.Input.Steps {
+		if st.IsPrompt() {
+			prompts++
+		}
+	}
 	for i := range d.Events {
 		e := &d.Events[i]
 		switch {
+		case e.Type == sessionlog.TypeTurnStart:
+			turns++
 		case e.Type == sessionlog.TypeToolCall:
 			tc, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
 			if err != nil {
@@ -116,6 +124,9 @@ func Eligible(dir string) (*CorpusCase, string, error) {
 				c.Approval = "never"
 			}
 		}
+	}
+	if turns < prompts {
+		return nil, fmt.Sprintf("sends %d prompt(s) but recorded %d turn(s): a prompt was handled outside the model (e.g. blocked by a hook)", prompts, turns), nil
 	}
 	if _, err := replay.Load(d.Events, sc.OverridePath); err != nil {
 		return nil, fmt.Sprintf("has no replayable model script (%v)", err), nil

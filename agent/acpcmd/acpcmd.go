@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm"
@@ -169,6 +170,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 			return err
 		}
 		cfg.Models, cfg.Provider, cfg.Model = agent.SharedModels{Provider: p}, provider, model
+		cfg.RetryDelay = time.Second
 	}
 	if o.Model != "" {
 		cfg.Model = o.Model

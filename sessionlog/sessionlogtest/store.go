@@ -1,7 +1,3 @@
-// Package sessionlogtest is the conformance suite of sessionlog.Store, in
-// the manner of testing/fstest: every backend runs TestStore (and, from its
-// TestMain, the crash test) unchanged. It also provides a Builder of valid
-// events in the data shapes of the dsh corpus.
 package sessionlogtest
 
 import (

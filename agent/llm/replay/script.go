@@ -34,6 +34,22 @@ type Entry struct {
 	ReadyFile string
 	// Where names the call's origin for error messages ("turn 2 step 1").
 	Where string
+	// chunksGiven records whether an override entry named its chunks.
+	chunksGiven bool
+}
+
+// inherit gives a hang entry that named no chunks the recorded chunks of
+// the call at the same position (a finish chunk, if any, is not served).
+func inherit(e Entry, derived []Entry, i int) Entry {
+	if e.Kind != KindHang || e.chunksGiven || i >= len(derived) {
+		return e
+	}
+	for _, c := range derived[i].Chunks {
+		if c.Type != llm.ChunkFinish {
+			e.Chunks = append(e.Chunks, c)
+		}
+	}
+	return e
 }
 
 // Derive builds the replay script from a log's events. A call that ended
@@ -153,11 +169,11 @@ func summaryEntry(e *sessionlog.Event) (Entry, bool, error) {
 
 // wireEntry is the JSON form of an override entry.
 type wireEntry struct {
-	Kind      string            `json:"kind"`
-	Chunks    []json.RawMessage `json:"chunks"`
-	Message   *string           `json:"message"`
-	Code      *string           `json:"code"`
-	ReadyFile *string           `json:"readyFile"`
+	Kind      string             `json:"kind"`
+	Chunks    *[]json.RawMessage `json:"chunks"`
+	Message   *string            `json:"message"`
+	Code      *string            `json:"code"`
+	ReadyFile *string            `json:"readyFile"`
 }
 
 func decodeStrict(raw []byte, v any) error {
@@ -177,8 +193,12 @@ func parseEntry(raw json.RawMessage, where string) (Entry, error) {
 	if err := decodeStrict(raw, &w); err != nil {
 		return Entry{}, fmt.Errorf("%s: %w", where, err)
 	}
-	e := Entry{Kind: w.Kind, Where: where}
-	for i, c := range w.Chunks {
+	e := Entry{Kind: w.Kind, Where: where, chunksGiven: w.Chunks != nil}
+	var chunks []json.RawMessage
+	if w.Chunks != nil {
+		chunks = *w.Chunks
+	}
+	for i, c := range chunks {
 		var ch llm.Chunk
 		if err := json.Unmarshal(c, &ch); err != nil {
 			return Entry{}, fmt.Errorf("%s: chunks[%d]: %w", where, i, err)
@@ -219,7 +239,9 @@ func parseEntry(raw json.RawMessage, where string) (Entry, error) {
 
 // ApplyOverride reads an override document and applies it to the derived
 // script: an array replaces the script, {"patches":[…]} patches positions
-// (at == len appends).
+// (at == len appends). A hang entry without a "chunks" member serves the
+// recorded chunks of the call it stands for, then hangs (how a cancelled
+// stream is replayed); "chunks": [] hangs before any output.
 func ApplyOverride(derived []Entry, raw []byte, file string) ([]Entry, error) {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
@@ -233,7 +255,7 @@ func ApplyOverride(derived []Entry, raw []byte, file string) ([]Entry, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, e)
+			out = append(out, inherit(e, derived, i))
 		}
 		return out, nil
 	}
@@ -261,6 +283,7 @@ func ApplyOverride(derived []Entry, raw []byte, file string) ([]Entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		e = inherit(e, derived, *p.At)
 		if *p.At == len(out) {
 			out = append(out, e)
 		} else {
@@ -280,11 +303,6 @@ func Load(events []sessionlog.Event, overridePath string) ([]Entry, error) {
 	raw, err := os.ReadFile(overridePath)
 	if err != nil {
 		return nil, fmt.Errorf("replay: override: %w", err)
-	}
-	// A whole-script override does not need a derivable log.
-	t := bytes.TrimSpace(raw)
-	if len(t) > 0 && t[0] == '[' {
-		return ApplyOverride(nil, raw, overridePath)
 	}
 	if derr != nil {
 		return nil, derr
