@@ -58,6 +58,12 @@ type Config struct {
 	// Invariant rebuilds every request from the log before sending it and
 	// fails the turn on a mismatch (debug).
 	Invariant bool
+	// ContextWindow is the model's context window in tokens (0: a per-model
+	// default); compaction starts when a request would fill 80% of it.
+	ContextWindow int
+	// PreStep runs before every step's request is assembled; hooks may
+	// declare a new message series (see ChainPreSteps).
+	PreStep PreStep
 	// RetryDelay is the first backoff before retrying a retryable model
 	// failure (doubling per retry); 0 retries at once (replay).
 	RetryDelay time.Duration

@@ -142,6 +142,19 @@ func (srv *Server) runStep(ctx context.Context, s *session, turn, step int, pend
 			return closeStep(failEnd(err))
 		}
 	}
+	hooks := ChainPreSteps(srv.pressureHook(s), srv.cfg.PreStep)
+	pre, err := hooks(ctx, StepInfo{Session: s.id, Turn: turn, Step: step})
+	if pre.NewSeries {
+		s.mu.Lock()
+		s.newSeries = true
+		s.mu.Unlock()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return closeStep(turnEnd{reason: jsonObject("kind", sessionlog.EndAborted, "reason", jsonObject("kind", "user")), stop: acp.StopReasonCancelled})
+		}
+		return closeStep(failEnd(err))
+	}
 	req, err := srv.prepareRequest(ctx, s)
 	if err != nil {
 		return closeStep(failEnd(err))

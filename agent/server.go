@@ -192,6 +192,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 		return acp.NewSessionResponse{}, err
 	}
 	srv.log.Info("session created", "session", id, "cwd", p.Cwd)
+	srv.notify(ctx, s, availableCommands())
 	return acp.NewSessionResponse{SessionId: acp.SessionId(id), Modes: srv.modes(srv.cfg.Mode)}, nil
 }
 
@@ -244,7 +245,12 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		s.busy = false
 		s.mu.Unlock()
 	}()
-	stop, err := srv.runTurn(ctx, s, p.Prompt)
+	var stop acp.StopReason
+	if isCompactPrompt(p.Prompt) {
+		stop, err = srv.runCompactCommand(ctx, s)
+	} else {
+		stop, err = srv.runTurn(ctx, s, p.Prompt)
+	}
 	if err != nil {
 		return acp.PromptResponse{}, err
 	}
@@ -310,6 +316,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		return acp.LoadSessionResponse{}, err
 	}
 	srv.streamHistory(ctx, s)
+	srv.notify(ctx, s, availableCommands())
 	return acp.LoadSessionResponse{Modes: srv.modes(s.mode(srv.cfg.Mode))}, nil
 }
 

@@ -58,6 +58,7 @@ type Options struct {
 	LogLevel       string
 	MaxTokens      int
 	SessionID      string
+	ContextWindow  int
 }
 
 // DefaultStateDir is $XDG_STATE_HOME/reel/sessions (~/.local/state/reel/sessions).
@@ -89,6 +90,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
+	fs.IntVar(&o.ContextWindow, "context-window", 0, "model context window in tokens; compaction starts at 80% (0: per-model default)")
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %v", ErrUsage, err)
@@ -155,7 +157,8 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg := agent.Config{
 		Version: Version, Store: store, Mode: o.Mode, Approval: o.Approval,
 		Invariant: o.Invariant, Logger: log, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
-		SpillDir: filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		ContextWindow: o.ContextWindow,
+		SpillDir:      filepath.Join(filepath.Dir(o.StateDir), "spill"),
 	}
 	if len(o.Replay) > 0 {
 		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)

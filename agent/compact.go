@@ -1,0 +1,442 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// StepInfo describes the step a pre-step hook runs before.
+type StepInfo struct {
+	Session    string
+	Turn, Step int
+}
+
+// PreStepResult is what a pre-step hook reports. NewSeries declares that
+// the step begins a new message series: its request writes a full series
+// header even when the header is unchanged.
+type PreStepResult struct {
+	NewSeries bool
+}
+
+// PreStep runs before each step's request is assembled (after the step's
+// user messages are on the log). It may append to the log through the
+// agent (compaction does); it must honour ctx.
+type PreStep func(ctx context.Context, info StepInfo) (PreStepResult, error)
+
+// ChainPreSteps runs hooks in order and merges their results, so a wrapper
+// never drops a series declaration made by an inner hook.
+func ChainPreSteps(hooks ...PreStep) PreStep {
+	return func(ctx context.Context, info StepInfo) (PreStepResult, error) {
+		var out PreStepResult
+		for _, h := range hooks {
+			if h == nil {
+				continue
+			}
+			r, err := h(ctx, info)
+			out.NewSeries = out.NewSeries || r.NewSeries
+			if err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	}
+}
+
+// compactCommand is the slash command that compacts on demand.
+const compactCommand = "/compact"
+
+// Compaction defaults.
+const (
+	// defaultContextWindow is the window (tokens) assumed when neither the
+	// flag nor the model says otherwise.
+	defaultContextWindow = 128000
+	// pressureShare is the share of the window that triggers compaction.
+	pressureShare = 0.8
+	// keepTurns is how many recent user turns compaction keeps intact.
+	keepTurns = 1
+	// trimAbove is the tool-result size (bytes of text) that trimming shrinks.
+	trimAbove = 8000
+)
+
+// contextWindow is the configured window, else a per-model default.
+func (srv *Server) contextWindow() int {
+	if srv.cfg.ContextWindow > 0 {
+		return srv.cfg.ContextWindow
+	}
+	switch {
+	case strings.HasPrefix(srv.cfg.Model, "deepseek"):
+		return 64000
+	case strings.HasPrefix(srv.cfg.Model, "gpt-4.1"):
+		return 1000000
+	}
+	return defaultContextWindow
+}
+
+// estimateTokens is a cheap size estimate of a request (4 bytes a token).
+func estimateTokens(req sessionlog.Request, h sessionlog.RequestHeader) int {
+	n := len(h.System) + len(h.Tools)
+	for _, m := range req.Messages {
+		n += len(m)
+	}
+	return n / 4
+}
+
+// pressureHook is the automatic compaction: when the next request would
+// exceed the configured share of the context window, it first trims large
+// old tool results, then, if still needed, summarizes the oldest history.
+func (srv *Server) pressureHook(s *session) PreStep {
+	return func(ctx context.Context, info StepInfo) (PreStepResult, error) {
+		limit := int(float64(srv.contextWindow()) * pressureShare)
+		over := func() bool {
+			mode, approval := s.mode(srv.cfg.Mode), s.approval(srv.cfg.Approval)
+			h := srv.assembleHeader(s.cwd, mode, approval)
+			s.mu.Lock()
+			req := s.log.Log().CurrentRequest()
+			s.mu.Unlock()
+			return estimateTokens(req, h) > limit
+		}
+		if !over() {
+			return PreStepResult{}, nil
+		}
+		trimmed, err := srv.trimToolResults(ctx, s)
+		if err != nil {
+			return PreStepResult{}, err
+		}
+		if trimmed > 0 && !over() {
+			return PreStepResult{NewSeries: true}, nil
+		}
+		done, err := srv.compact(ctx, s, info.Turn, info.Step, "auto")
+		return PreStepResult{NewSeries: done || trimmed > 0}, err
+	}
+}
+
+// trimToolResults replaces large tool results outside the most recent turn
+// with a short note, one single-entry replace each (every data field but the
+// content is kept). It returns how many it trimmed.
+func (srv *Server) trimToolResults(ctx context.Context, s *session) (int, error) {
+	s.mu.Lock()
+	lg := s.log.Log()
+	seqs := append([]int(nil), lg.Surface().Seqs()...)
+	keepFrom := recentCut(lg, seqs, keepTurns)
+	var todo []sessionlog.Event
+	for _, seq := range seqs[:keepFrom] {
+		e := lg.Event(seq)
+		if e.Type != sessionlog.TypeToolResult {
+			continue
+		}
+		if size := resultTextSize(e); size > trimAbove {
+			todo = append(todo, *e)
+		}
+	}
+	s.mu.Unlock()
+	n := 0
+	for i := range todo {
+		data, err := trimmedData(&todo[i])
+		if err != nil {
+			return n, err
+		}
+		if _, err := s.emit(ctx, srv.now(), sessionlog.TypeToolResult, data,
+			sessionlog.ReplaceOp(todo[i].Seq, todo[i].Seq), []int{todo[i].Seq}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func resultTextSize(e *sessionlog.Event) int {
+	m := parsed(e)
+	n := 0
+	for _, p := range m.Content {
+		for _, c := range p.Content {
+			n += len(c.Text)
+		}
+	}
+	return n
+}
+
+// trimmedData rewrites a tool/result's message content to a note, keeping
+// every other field byte for byte.
+func trimmedData(e *sessionlog.Event) ([]byte, error) {
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return nil, err
+	}
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(d["message"], &msg); err != nil {
+		return nil, err
+	}
+	var parts []struct {
+		ToolCallID string `json:"toolCallId"`
+		IsError    bool   `json:"isError"`
+	}
+	if err := json.Unmarshal(msg["content"], &parts); err != nil || len(parts) == 0 {
+		return nil, fmt.Errorf("seq %d: tool result has no tool-result part", e.Seq)
+	}
+	note := fmt.Sprintf("[output trimmed to save context: %d bytes; the full result is in the session log at seq %d]", resultTextSize(e), e.Seq)
+	msg["content"] = jsonArray([][]byte{jsonObject(
+		"type", "tool-result", "toolCallId", parts[0].ToolCallID,
+		"content", jsonArray([][]byte{jsonObject("type", "text", "text", note)}),
+		"isError", parts[0].IsError,
+	)})
+	return reencodeOrdered(e.Data, map[string]json.RawMessage{"message": reencodeOrderedMust(d["message"], msg)})
+}
+
+// reencodeOrdered rewrites the given top-level members of obj, keeping the
+// original member order and every other member's bytes.
+func reencodeOrdered(obj json.RawMessage, repl map[string]json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(strings.NewReader(string(obj)))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var kv []any
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		if r, ok := repl[key]; ok {
+			raw = r
+		}
+		kv = append(kv, key, raw)
+	}
+	return jsonObject(kv...), nil
+}
+
+func reencodeOrderedMust(obj json.RawMessage, members map[string]json.RawMessage) json.RawMessage {
+	b, err := reencodeOrdered(obj, members)
+	if err != nil {
+		return obj
+	}
+	return b
+}
+
+// recentCut returns the surface position where the most recent keep user
+// turns begin, moved earlier until the cut separates no tool call from its
+// result (tool-pairing balance 0). 0 means nothing can be cut.
+func recentCut(lg *sessionlog.Log, seqs []int, keep int) int {
+	cut := len(seqs)
+	for i := len(seqs) - 1; i >= 0 && keep > 0; i-- {
+		e := lg.Event(seqs[i])
+		if e.Type == sessionlog.TypeUserMessage && isUserPrompt(e) {
+			keep--
+			cut = i
+		}
+	}
+	if keep > 0 {
+		return 0
+	}
+	balance := lg.PairingBalance()
+	for cut > 0 && balance[cut] != 0 {
+		cut--
+	}
+	return cut
+}
+
+// isUserPrompt reports whether a user/message came from the user (not a
+// compaction summary).
+func isUserPrompt(e *sessionlog.Event) bool {
+	var d struct {
+		Source struct {
+			Kind string `json:"kind"`
+		} `json:"source"`
+	}
+	return json.Unmarshal(e.Data, &d) == nil && d.Source.Kind == "user"
+}
+
+// compactionSystem is the system prompt of the summary call.
+const compactionSystem = "You summarize a coding session so it can continue with less context. Write a concise summary of the conversation so far: the user's goals, decisions made, files read or changed (with paths), commands run and their outcomes, and what remains to do. Do not call tools."
+
+// compact summarizes the oldest surface range that keeps the most recent
+// turn intact and never separates a tool call from its result, logging
+// compaction/start, compaction/summary (the model call, marked as a local
+// stream call so replay serves it from the log), the replacing
+// user/message and compaction/end. It reports whether it replaced anything.
+func (srv *Server) compact(ctx context.Context, s *session, turn, step int, reason string) (bool, error) {
+	s.mu.Lock()
+	lg := s.log.Log()
+	seqs := append([]int(nil), lg.Surface().Seqs()...)
+	cut := recentCut(lg, seqs, keepTurns)
+	if reason == "manual" && cut < 2 {
+		// Nothing older than the last turn: summarize everything there is.
+		cut = recentCut(lg, seqs, 0)
+	}
+	var msgs []json.RawMessage
+	if cut >= 2 {
+		for _, seq := range seqs[:cut] {
+			m, _ := sessionlog.ProjectMessage(lg.Event(seq))
+			msgs = append(msgs, m)
+		}
+	}
+	s.mu.Unlock()
+	if cut < 2 {
+		srv.log.Info("nothing to compact", "session", s.id, "reason", reason)
+		return false, nil
+	}
+	shadowed := seqs[:cut]
+	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeCompactionStart, jsonObject(
+		"turn", turn, "step", step, "reason", reason,
+		"start", shadowed[0], "end", shadowed[len(shadowed)-1], "messages", len(shadowed),
+	), nil, nil); err != nil {
+		return false, err
+	}
+	msgs = append(msgs, jsonObject(
+		"content", jsonArray([][]byte{jsonObject("type", "text", "text", "Summarize the conversation above for the continuation of this session.")}),
+		"role", "user",
+	))
+	req := llm.Request{Provider: srv.cfg.Provider, Model: srv.cfg.Model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
+	text, output, usage, err := srv.summaryCall(ctx, s, req)
+	if err != nil {
+		_, _ = s.emit(context.WithoutCancel(ctx), srv.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", false, "error", err.Error()), nil, nil)
+		return false, fmt.Errorf("compaction summary: %w", err)
+	}
+	kv := []any{"provider", srv.cfg.Provider, "model", srv.cfg.Model, "maxTokens", summaryMaxTokens, "rawOutput", output}
+	if usage != nil {
+		kv = append(kv, "usage", usage)
+	}
+	kv = append(kv, "llmStreamCall", true)
+	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeCompactionSum, jsonObject(kv...), nil, nil); err != nil {
+		return false, err
+	}
+	summary := jsonObject(
+		"content", jsonArray([][]byte{jsonObject("type", "text", "text", "Summary of the earlier conversation (compacted):\n\n"+text)}),
+		"source", jsonObject("kind", "compaction"),
+		"role", "user",
+		"id", srv.newID(),
+	)
+	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeUserMessage, summary,
+		sessionlog.ReplaceOp(shadowed[0], shadowed[len(shadowed)-1]), shadowed); err != nil {
+		return false, err
+	}
+	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", true), nil, nil); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	s.newSeries = true
+	s.mu.Unlock()
+	return true, s.checkpoint(ctx)
+}
+
+// summaryMaxTokens caps the summary call.
+const summaryMaxTokens = 4096
+
+// summaryCall streams the summary model call and returns its text, its
+// output blocks (as raw JSON) and its usage.
+func (srv *Server) summaryCall(ctx context.Context, s *session, req llm.Request) (string, []byte, json.RawMessage, error) {
+	if err := s.checkpoint(ctx); err != nil {
+		return "", nil, nil, err
+	}
+	stream, err := s.provider.Stream(ctx, req)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	defer stream.Close()
+	var (
+		blocks []*llm.Block
+		text   strings.Builder
+		usage  json.RawMessage
+	)
+	for {
+		c, err := stream.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", nil, nil, err
+		}
+		switch c.Type {
+		case llm.ChunkBlockEnd:
+			if c.Block != nil {
+				blocks = append(blocks, c.Block)
+				if c.Block.Type == llm.BlockText {
+					text.WriteString(c.Block.Text)
+				}
+			}
+		case llm.ChunkUsage:
+			raw, _ := c.AppendJSON(nil)
+			var u struct {
+				Usage json.RawMessage `json:"usage"`
+			}
+			_ = json.Unmarshal(raw, &u)
+			usage = u.Usage
+		case llm.ChunkFinish:
+			if c.Reason != nil && c.Reason.Kind == llm.FinishError && c.Reason.Failure != nil {
+				return "", nil, nil, &llm.ProviderError{Code: c.Reason.Failure.Code, Message: c.Reason.Failure.Message}
+			}
+		}
+	}
+	parts := make([][]byte, 0, len(blocks))
+	for _, b := range blocks {
+		parts = append(parts, blockPart(&block{end: b}))
+	}
+	if text.Len() == 0 {
+		return "", nil, nil, errors.New("the summary call returned no text")
+	}
+	return text.String(), jsonArray(parts), usage, nil
+}
+
+// runCompactCommand handles a /compact prompt: it compacts now, in its own
+// turn, and reports the result as agent text.
+func (srv *Server) runCompactCommand(ctx context.Context, s *session) (acp.StopReason, error) {
+	turn := s.lastTurn() + 1
+	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeTurnStart, jsonObject("turn", turn), nil, nil); err != nil {
+		return "", err
+	}
+	done, err := srv.compact(ctx, s, turn, 0, "manual")
+	end := endWith(sessionlog.EndCompleted, acp.StopReasonEndTurn)
+	msg := "Nothing to compact yet."
+	switch {
+	case err != nil && ctx.Err() != nil:
+		end = turnEnd{reason: jsonObject("kind", sessionlog.EndAborted, "reason", jsonObject("kind", "user")), stop: acp.StopReasonCancelled}
+		msg = ""
+	case err != nil:
+		end = turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", err.Error(), "code", "COMPACTION")),
+			err: acp.NewInternalError(map[string]any{"error": "compaction failed: " + err.Error()})}
+		msg = ""
+	case done:
+		msg = "Compacted the earlier conversation into a summary; the next request starts a new series."
+	}
+	if msg != "" {
+		srv.notify(ctx, s, acp.UpdateAgentMessageText(msg))
+	}
+	wctx := context.WithoutCancel(ctx)
+	if _, err := s.emit(wctx, srv.now(), sessionlog.TypeTurnEnd, jsonObject("turn", turn, "reason", end.reason), nil, nil); err != nil {
+		return "", err
+	}
+	if err := s.checkpoint(wctx); err != nil {
+		return "", err
+	}
+	if end.err != nil {
+		return "", end.err
+	}
+	return end.stop, nil
+}
+
+// isCompactPrompt reports whether a prompt is the /compact command.
+func isCompactPrompt(prompt []acp.ContentBlock) bool {
+	return len(prompt) == 1 && prompt[0].Text != nil && strings.TrimSpace(prompt[0].Text.Text) == compactCommand
+}
+
+// availableCommands is the available_commands_update reel sends.
+func availableCommands() acp.SessionUpdate {
+	return acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{
+		AvailableCommands: []acp.AvailableCommand{{
+			Name:        strings.TrimPrefix(compactCommand, "/"),
+			Description: "Summarize the earlier conversation to free context (the log keeps everything).",
+		}},
+	}}
+}
