@@ -47,7 +47,9 @@ func convert(_ context.Context, in, out string) error {
 // drops a torn tail, and appends the synthetic closers (error tool results,
 // step/end, turn/end interrupted). The file is replaced atomically.
 func repair(_ context.Context, path string, stdout io.Writer) error {
-	l, err := readFile(path)
+	// seed validates first, so a refused log is reported as FILE:LINE: seq
+	// N (type) like verify does (Load would prefix the file name again).
+	l, _, err := seed(path)
 	if err != nil {
 		return err
 	}

@@ -138,3 +138,75 @@ func TestCrashChildStopsOnWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// faulty wraps a store and breaks one step of the recovery checkAfterCrash
+// checks.
+type faulty struct {
+	sessionlog.Store
+	fault string
+	opens int
+}
+
+type failingCloser struct{ sessionlog.Writer }
+
+func (w failingCloser) Close() error {
+	return errors.Join(w.Writer.Close(), errors.New("close failed"))
+}
+
+func (s *faulty) Open(ctx context.Context, id string) (*sessionlog.Loaded, sessionlog.Writer, error) {
+	s.opens++
+	l, w, err := s.Store.Open(ctx, id)
+	if err != nil {
+		return l, w, err
+	}
+	switch {
+	case s.fault == "close" && s.opens == 1:
+		return l, failingCloser{w}, nil
+	case s.fault == "reopen" && s.opens == 2:
+		return nil, nil, errors.Join(errors.New("reopen failed"), w.Close())
+	case s.fault == "closers-again" && s.opens == 2:
+		l.Closers = []sessionlog.Event{{Type: sessionlog.TypeTurnEnd}}
+	case s.fault == "append" && s.opens == 2:
+		return l, failingCloser{w}, nil
+	}
+	return l, w, nil
+}
+
+func (s *faulty) Inspect(ctx context.Context, id string) (*sessionlog.Loaded, error) {
+	l, err := s.Store.Inspect(ctx, id)
+	switch s.fault {
+	case "inspect":
+		return nil, errors.New("inspect failed")
+	case "inspect-closers":
+		l.Closers = []sessionlog.Event{{Type: sessionlog.TypeTurnEnd}}
+	}
+	return l, err
+}
+
+// TestCheckAfterCrashCatchesBrokenRecovery proves each recovery check can
+// fail.
+func TestCheckAfterCrashCatchesBrokenRecovery(t *testing.T) {
+	for fault, want := range map[string]string{
+		"close":           "close failed",
+		"reopen":          "second Open after a crash: reopen failed",
+		"closers-again":   "second Open added 1 closers",
+		"append":          "new turn after a crash",
+		"inspect":         "inspect after the new turn: inspect failed",
+		"inspect-closers": "after the new turn:",
+	} {
+		t.Run(fault, func(t *testing.T) {
+			dir := t.TempDir()
+			var out bytes.Buffer
+			if err := crashChild(openJSONL, dir, &out, 1); err != nil {
+				t.Fatal(err)
+			}
+			open := func(dir string) (sessionlog.Store, error) {
+				st, err := openJSONL(dir)
+				return &faulty{Store: st, fault: fault}, err
+			}
+			if _, err := checkAfterCrash(open, dir, nil); err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("got %v, want %q", err, want)
+			}
+		})
+	}
+}

@@ -324,3 +324,30 @@ func TestSuiteCatchesBrokenBackends(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchmarkHelpers runs the benchmark helpers once each and checks the
+// metric they report.
+func TestBenchmarkHelpers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs benchmarks")
+	}
+	open := func(b *testing.B, dir string) sessionlog.Store {
+		st, err := jsonl.Open(dir, jsonl.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st
+	}
+	for name, f := range map[string]func(b *testing.B){
+		"append": func(b *testing.B) { sessionlogtest.BenchmarkAppend(b, open, 20) },
+		"load":   func(b *testing.B) { sessionlogtest.BenchmarkLoad(b, open, 100) },
+	} {
+		r := testing.Benchmark(f)
+		if r.N == 0 || r.Extra["events/s"] <= 0 {
+			t.Fatalf("%s: N %d, events/s %v", name, r.N, r.Extra["events/s"])
+		}
+	}
+	if n := len(sessionlogtest.Generate(77)); n != 77 {
+		t.Fatalf("Generate(77) made %d events", n)
+	}
+}
