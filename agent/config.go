@@ -53,7 +53,8 @@ type Config struct {
 	Approval string
 	// Sandbox confines tools; nil runs them unconfined in every mode.
 	Sandbox Sandbox
-	// SpillDir receives the full text of truncated tool output.
+	// SpillDir receives the full text of truncated tool output, in one
+	// directory per session (empty: the system temp dir).
 	SpillDir string
 	// Invariant rebuilds every request from the log before sending it and
 	// fails the turn on a mismatch (debug).

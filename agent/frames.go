@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 )
 
@@ -21,38 +22,72 @@ type lockedWriter struct {
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n, err := l.w.Write(p)
+	answered := ""
 	if l.inflight != nil {
 		var f struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 		}
 		if json.Unmarshal(p, &f) == nil && f.Method == "" && len(f.ID) > 0 {
-			l.inflight.done(string(f.ID))
+			answered = idKey(f.ID)
+			// The client may send its next prompt as soon as it reads
+			// this answer: the session stops being busy first.
+			l.inflight.answering(answered)
 		}
+	}
+	n, err := l.w.Write(p)
+	if answered != "" {
+		l.inflight.done(answered)
 	}
 	return n, err
 }
 
 // inflight counts client requests not yet answered, so that the end of
 // stdin (the client is done sending) lets running requests finish before
-// the connection shuts down and cancels them.
+// the connection shuts down and cancels them. It also knows which sessions
+// have a prompt not yet answered.
 type inflight struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	pending map[string]int
+	prompts map[string]string // request id → session of an unanswered prompt
+	busy    map[string]bool   // sessions with an unanswered prompt
 }
 
 func newInflight() *inflight {
-	f := &inflight{pending: map[string]int{}}
+	f := &inflight{pending: map[string]int{}, prompts: map[string]string{}, busy: map[string]bool{}}
 	f.cond = sync.NewCond(&f.mu)
 	return f
+}
+
+// startPrompt records prompt request id on session. It reports false, and
+// records nothing, when the session already has an unanswered prompt.
+func (f *inflight) startPrompt(id, session string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.busy[session] {
+		return false
+	}
+	f.busy[session] = true
+	f.prompts[id] = session
+	return true
 }
 
 func (f *inflight) start(id string) {
 	f.mu.Lock()
 	f.pending[id]++
 	f.mu.Unlock()
+}
+
+// answering marks the session of prompt id, about to be answered, as no
+// longer busy.
+func (f *inflight) answering(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.prompts[id]; ok {
+		delete(f.prompts, id)
+		delete(f.busy, s)
+	}
 }
 
 func (f *inflight) done(id string) {
@@ -136,6 +171,13 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			continue
 		}
 		if id, method, ok := requestID(line); ok {
+			// A second prompt on a session must not reach the SDK: it
+			// cancels the running prompt of that session before the
+			// agent could refuse it.
+			if sid := promptSession(line, method); sid != "" && !f.inflight.startPrompt(id, sid) {
+				f.reject(line, -32600, "Invalid request: session "+sid+" is busy with another prompt; cancel it or wait")
+				continue
+			}
 			f.inflight.start(id)
 			switch method {
 			case "initialize", "session/new", "session/load":
@@ -231,5 +273,30 @@ func requestID(line []byte) (string, string, bool) {
 	if json.Unmarshal(line, &f) != nil || f.Method == "" || len(f.ID) == 0 || string(f.ID) == "null" {
 		return "", "", false
 	}
-	return string(f.ID), f.Method, true
+	return idKey(f.ID), f.Method, true
+}
+
+// idKey is the key of a request id in the in-flight tracker. The SDK
+// re-encodes the id in its answer (escaping <, > and & in strings), so a
+// string id is keyed by its value, not by its bytes.
+func idKey(id json.RawMessage) string {
+	var s string
+	if len(id) > 0 && id[0] == '"' && json.Unmarshal(id, &s) == nil {
+		return strconv.Quote(s)
+	}
+	return string(id)
+}
+
+// promptSession returns the session id of a session/prompt request frame.
+func promptSession(line []byte, method string) string {
+	if method != "session/prompt" {
+		return ""
+	}
+	var f struct {
+		Params struct {
+			SessionID string `json:"sessionId"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(line, &f)
+	return f.Params.SessionID
 }

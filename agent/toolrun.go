@@ -174,7 +174,12 @@ func (srv *Server) askEscalation(ctx context.Context, s *session, id, title stri
 
 // toolEnv builds the tool environment of a call under mode.
 func (srv *Server) toolEnv(s *session, mode string) *tools.Env {
-	env := &tools.Env{Cwd: s.cwd, SpillDir: filepath.Join(srv.cfg.SpillDir, s.id)}
+	env := &tools.Env{Cwd: s.cwd}
+	if srv.cfg.SpillDir != "" {
+		// Without a SpillDir the tools use the temp dir; joining "" with
+		// the session id would spill into the workspace.
+		env.SpillDir = filepath.Join(srv.cfg.SpillDir, s.id)
+	}
 	if srv.cfg.Sandbox != nil {
 		env.Guard, env.Exec = srv.cfg.Sandbox.Hooks(mode, s.cwd)
 	}

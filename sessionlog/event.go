@@ -217,6 +217,13 @@ type envelope struct {
 // types, integer time); the log rules are checked by Log.Append. Unknown
 // envelope fields are refused rather than silently dropped.
 func DecodeEvent(raw []byte) (Event, error) {
+	if e, ok := fastDecodeEvent(raw); ok {
+		// Keep nothing that aliases the caller's buffer.
+		if e.Data != nil {
+			e.Data = append(json.RawMessage(nil), e.Data...)
+		}
+		return e, nil
+	}
 	var env envelope
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

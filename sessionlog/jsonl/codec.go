@@ -120,6 +120,21 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 
 // decodeRecord decodes one non-header line into its event(s).
 func decodeRecord(body []byte) ([]sessionlog.Event, error) {
+	// Fast path: rows start with their tag; everything else is an event.
+	for _, tag := range []string{rowText, rowReasoning, rowToolCall} {
+		if bytes.HasPrefix(body, []byte(`{"type":"`+tag+`",`)) {
+			evs, err := expandRow(tag, body)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %v", sessionlog.ErrInvalid, err)
+			}
+			return evs, nil
+		}
+	}
+	if !bytes.HasPrefix(body, []byte(`{"type":"session"`)) {
+		if ev, err := sessionlog.DecodeEvent(body); err == nil && ev.Type != "session" {
+			return []sessionlog.Event{ev}, nil
+		}
+	}
 	var tag struct {
 		Type string `json:"type"`
 	}

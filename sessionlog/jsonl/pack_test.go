@@ -94,7 +94,7 @@ func TestMalformedRows(t *testing.T) {
 		{"text row with an id", row("text-chunks", `,"data":{"turn":1,"step":1,"index":0,"dt":[],"id":"c","texts":["a"]}`), "malformed text-chunks row: id, name and args belong to tool-call-chunks"},
 		{"no members", row("reasoning-chunks", `,"data":{"turn":1,"step":1,"index":0,"dt":[],"texts":[]}`), "malformed reasoning-chunks row: no members"},
 		{"member not a string", row("text-chunks", `,"data":{"turn":1,"step":1,"index":0,"dt":[0],"texts":["a",1]}`), "malformed text-chunks row: member 1 is not a string"},
-		{"not JSON", `{"type":"text-chunks",`, "unexpected end of JSON input"},
+		{"not JSON", `{"type":"text-chunks",`, "malformed text-chunks row: unexpected EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := sessionlog.NewHeader("m", 1, "")
