@@ -3,10 +3,12 @@ package jsonl
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -15,8 +17,9 @@ import (
 type Decoded struct {
 	Header sessionlog.Header
 	Events []sessionlog.Event
-	// Lines maps each event (by seq) to its 1-based physical line.
-	Lines []int
+	// spans maps events to physical lines: span k says events from seq
+	// on start at the 1-based line.
+	spans []lineSpan
 	// Torn is non-nil when a damaged tail after the last complete turn/end
 	// was dropped (a crash mid-write).
 	Torn *Torn
@@ -34,10 +37,25 @@ type Torn struct {
 
 // LineOf returns the physical line of seq, or 0.
 func (d *Decoded) LineOf(seq int) int {
-	if seq < 0 || seq >= len(d.Lines) {
+	if seq < 0 || seq >= len(d.Events) {
 		return 0
 	}
-	return d.Lines[seq]
+	k, found := slices.BinarySearchFunc(d.spans, seq, func(s lineSpan, seq int) int { return cmp.Compare(s.seq, seq) })
+	if !found {
+		k--
+	}
+	return d.spans[k].line
+}
+
+// lineSpan records that events from seq on start at a physical line.
+type lineSpan struct{ seq, line int }
+
+// sizeHint estimates the number of events in n bytes of log.
+func sizeHint(r io.Reader) int {
+	if br, ok := r.(interface{ Len() int }); ok {
+		return br.Len()/48 + 16
+	}
+	return 0
 }
 
 // Decode reads a JSONL log: the header line, then event lines and packed
@@ -47,6 +65,7 @@ func (d *Decoded) LineOf(seq int) int {
 // the last complete turn/end is corruption (sessionlog.ErrCorrupt). Damage
 // after it is a torn tail: it is dropped and reported in Torn.
 func Decode(r io.Reader, name string) (*Decoded, error) {
+	hint := sizeHint(r)
 	br := bufio.NewReaderSize(r, 256<<10)
 	var (
 		d      Decoded
@@ -70,6 +89,7 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 				return nil, &sessionlog.RecordError{File: name, Line: 1, Err: herr}
 			}
 			d.Header = h
+			d.Events = make([]sessionlog.Event, 0, hint)
 			offset += int64(len(line))
 			d.GoodBytes = offset
 			continue
@@ -90,24 +110,19 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 		}
 		evs, rerr := decodeRecord(body)
 		if rerr == nil {
-			for _, ev := range evs {
-				if ev.Seq != len(d.Events) {
-					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, len(d.Events))
+			for k, ev := range evs {
+				if ev.Seq != len(d.Events)+k {
+					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, len(d.Events)+k)
 					break
 				}
-				d.Events = append(d.Events, ev)
-				d.Lines = append(d.Lines, lineNo)
 			}
 		}
 		if rerr != nil {
-			// undo a partially applied row
-			for len(d.Lines) > 0 && d.Lines[len(d.Lines)-1] == lineNo {
-				d.Lines = d.Lines[:len(d.Lines)-1]
-				d.Events = d.Events[:len(d.Events)-1]
-			}
 			damage = &Torn{Line: lineNo, Records: 1, Err: rerr}
 			continue
 		}
+		d.spans = append(d.spans, lineSpan{seq: len(d.Events), line: lineNo})
+		d.Events = append(d.Events, evs...)
 		offset += int64(len(line))
 		d.GoodBytes = offset
 	}

@@ -67,6 +67,13 @@ func classify(e *sessionlog.Event) (*delta, bool) {
 	if e.Type != sessionlog.TypeAssistantChunk || e.SurfaceOp != nil || e.SourceEventSeqs != nil || e.Data == nil {
 		return nil, false
 	}
+	// The canonical shape is the only packable one: recognise it directly.
+	if v, ok := fastClassify(e); ok {
+		return v, true
+	}
+	if !bytes.Contains(e.Data, []byte(`-delta"`)) {
+		return nil, false
+	}
 	var d struct {
 		Turn  json.RawMessage `json:"turn"`
 		Step  json.RawMessage `json:"step"`
@@ -175,6 +182,9 @@ func appendRow(b []byte, evs []sessionlog.Event, ds []*delta) []byte {
 
 // expandRow decodes a packed row into its logical assistant/chunk events.
 func expandRow(tag string, raw []byte) ([]sessionlog.Event, error) {
+	if evs, ok := fastExpandRow(tag, raw); ok {
+		return evs, nil
+	}
 	var row struct {
 		Seq0  *int            `json:"seq0"`
 		Time0 *int64          `json:"time0"`

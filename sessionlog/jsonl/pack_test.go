@@ -107,8 +107,16 @@ func TestMalformedRows(t *testing.T) {
 			}
 		})
 	}
-	d := &jsonl.Decoded{Lines: []int{2, 2, 3}}
-	if d.LineOf(1) != 2 || d.LineOf(-1) != 0 || d.LineOf(3) != 0 {
-		t.Fatal("LineOf")
+	// Two events from a packed row on line 2, one event on line 3.
+	h := sessionlog.NewHeader("m", 1, "")
+	input := string(h.Raw) + "\n" +
+		`{"type":"text-chunks","seq0":0,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[0,0],"texts":["a","b","c"]}}` + "\n" +
+		`{"type":"turn/end","seq":3,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}` + "\n"
+	d, err := jsonl.Decode(strings.NewReader(input), "m.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.LineOf(0) != 2 || d.LineOf(2) != 2 || d.LineOf(3) != 3 || d.LineOf(-1) != 0 || d.LineOf(4) != 0 {
+		t.Fatalf("LineOf: %d %d %d", d.LineOf(0), d.LineOf(2), d.LineOf(3))
 	}
 }
