@@ -202,7 +202,7 @@ func unpackFirstRun(t *testing.T, path string) int {
 		var b []byte
 		n := 0
 		for j := range d.Events {
-			if d.Lines[j] == i+1 {
+			if d.LineOf(j) == i+1 {
 				b = d.Events[j].AppendJSON(b)
 				b = append(b, '\n')
 				n++
