@@ -103,11 +103,28 @@ func isCompact(raw []byte) bool {
 	if !bytes.ContainsAny(raw, " \t\r\n") {
 		return true
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return false
+	// Whitespace is only allowed inside strings; scan without allocating.
+	in, esc := false, false
+	for _, c := range raw {
+		if in {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			in = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
 	}
-	return buf.Len() == len(raw)
+	return true
 }
 
 // LockPath is the lock sidecar of session id in dir.
