@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -297,7 +298,9 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	}
 	loaded, w, err := srv.cfg.Store.Open(ctx, id)
 	if err != nil {
-		if errors.Is(err, sessionlog.ErrNotFound) {
+		// An unknown id, or an id that cannot name a log file at all, is the
+		// client's mistake; a log that fails to load is the agent's error.
+		if errors.Is(err, sessionlog.ErrNotFound) || errors.Is(err, sessionlog.ErrHeader) && strings.Contains(err.Error(), "session id") {
 			return acp.LoadSessionResponse{}, invalidParams("unknown session %q: %v", id, err)
 		}
 		return acp.LoadSessionResponse{}, fmt.Errorf("load session %s: %w", id, err)

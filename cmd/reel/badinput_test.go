@@ -1,0 +1,228 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// reelBin is built once for the bad-input table.
+var reelBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "reel-badinput-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	reelBin = filepath.Join(dir, "reel")
+	if out, err := exec.Command("go", "build", "-o", reelBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build reel: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// badCase is one hostile input and what a user sees.
+type badCase struct {
+	area  string // wire, log, fixture, cli
+	name  string
+	run   func(t *testing.T, tmp string) (string, bool) // output a user sees; whether the process survived / exited non-zero as it should
+	want  string                                        // a fragment the output must contain
+	frame string                                        // for wire cases: the frame sent
+	loads bool                                          // the input is tolerated: exit status 0
+}
+
+const (
+	initFrame = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	newFrame  = `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
+	pingFrame = `{"jsonrpc":"2.0","id":99,"method":"initialize","params":{"protocolVersion":1}}`
+)
+
+// wire sends initialize, session/new, the hostile frame and a ping to a
+// replaying agent; it returns the agent's answer to the hostile frame and
+// whether the ping was still answered (the process survived).
+func wire(frame string) func(t *testing.T, tmp string) (string, bool) {
+	return func(t *testing.T, tmp string) (string, bool) {
+		fixture, _ := filepath.Abs(filepath.Join("..", "..", "fixtures", "text-turn", "session.jsonl"))
+		cmd := exec.Command(reelBin, "acp", "--state-dir", filepath.Join(tmp, "state"), "--replay", fixture, "--session-id", "s1", "--log-level", "error")
+		cmd.Stdin = strings.NewReader(strings.Join([]string{initFrame, newFrame, frame, pingFrame}, "\n") + "\n")
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("reel acp: %v\n%s", err, errb.String())
+		}
+		var answer string
+		survived := false
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var f struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Error  json.RawMessage `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(line), &f); err != nil {
+				t.Fatalf("stdout line is not JSON-RPC: %q", line)
+			}
+			switch {
+			case string(f.ID) == "99" && f.Error == nil:
+				survived = true
+			case f.Method == "" && f.Error != nil:
+				answer = line
+			}
+		}
+		return answer, survived
+	}
+}
+
+// command runs reel with args in tmp and returns its stderr; ok means it
+// exited non-zero, as a refused input must.
+func command(args ...string) func(t *testing.T, tmp string) (string, bool) {
+	return func(t *testing.T, tmp string) (string, bool) {
+		for i, a := range args {
+			args[i] = strings.ReplaceAll(a, "$TMP", tmp)
+		}
+		cmd := exec.Command(reelBin, args...)
+		cmd.Dir = tmp
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return strings.TrimSpace(errb.String() + out.String()), err != nil
+	}
+}
+
+// withFile writes name into tmp before running next.
+func withFile(name, content string, next func(t *testing.T, tmp string) (string, bool)) func(t *testing.T, tmp string) (string, bool) {
+	return func(t *testing.T, tmp string) (string, bool) {
+		p := filepath.Join(tmp, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return next(t, tmp)
+	}
+}
+
+const hdr = `{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/w"}` + "\n"
+
+func lines(ls ...string) string { return hdr + strings.Join(ls, "\n") + "\n" }
+
+const (
+	ts  = `{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`
+	um  = `{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"hi"}],"role":"user"},"surfaceOp":"append"}`
+	te2 = `{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`
+)
+
+func badCases() []badCase {
+	return []badCase{
+		{area: "wire", name: "malformed JSON frame", frame: `{bad json`, want: `"code":-32700`},
+		{area: "wire", name: "a JSON array frame (batch)", frame: `[1,2]`, want: `"code":-32600`},
+		{area: "wire", name: "a JSON string frame", frame: `"hello"`, want: `a frame must be one JSON-RPC object`},
+		{area: "wire", name: "jsonrpc is not 2.0", frame: `{"jsonrpc":"1.0","id":3,"method":"initialize"}`, want: `"jsonrpc\" must be \"2.0\"`},
+		{area: "wire", name: "request without a method", frame: `{"jsonrpc":"2.0","id":3}`, want: `Invalid request: no method`},
+		{area: "wire", name: "unknown method", frame: `{"jsonrpc":"2.0","id":3,"method":"no/such"}`, want: `"code":-32601`},
+		{area: "wire", name: "wrong params type", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":5}}`, want: `"code":-32602`},
+		{area: "wire", name: "relative cwd", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"rel/dir","mcpServers":[]}}`, want: `must be an absolute path`},
+		{area: "wire", name: "prompt for an unknown session", frame: `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"x"}]}}`, want: `unknown session \"nope\"`},
+		{area: "wire", name: "prompt that is not a content list", frame: `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":"x"}}`, want: `"code":-32602`},
+		{area: "wire", name: "set_mode with an unknown mode", frame: `{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"god-mode"}}`, want: `unknown mode \"god-mode\"`},
+		{area: "wire", name: "set_mode on an unknown session", frame: `{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"nope","modeId":"read-only"}}`, want: `unknown session \"nope\"`},
+		{area: "wire", name: "load an unknown session", frame: `{"jsonrpc":"2.0","id":3,"method":"session/load","params":{"sessionId":"nope","cwd":"/tmp","mcpServers":[]}}`, want: `unknown session \"nope\"`},
+		{area: "wire", name: "load a session id that is a path", frame: `{"jsonrpc":"2.0","id":3,"method":"session/load","params":{"sessionId":"../../etc/passwd","cwd":"/tmp","mcpServers":[]}}`, want: `"code":-32602`},
+		{area: "wire", name: "load a session that is already open", frame: `{"jsonrpc":"2.0","id":3,"method":"session/load","params":{"sessionId":"s1","cwd":"/tmp","mcpServers":[]}}`, want: `already open in this process`},
+		{area: "wire", name: "close an unknown session", frame: `{"jsonrpc":"2.0","id":3,"method":"session/close","params":{"sessionId":"nope"}}`, want: `unknown session \"nope\"`},
+		{area: "log", name: "legacy request/header-delta event", run: withFile("l.jsonl", lines(ts, `{"type":"request/header-delta","seq":1,"time":1,"data":{}}`), command("log", "verify", "l.jsonl")), want: `l.jsonl:3: seq 1 (request/header-delta): sessionlog: legacy request-header encoding refused`},
+		{area: "log", name: "header with reason fallback", run: withFile("l.jsonl", lines(ts, `{"type":"request/header","seq":1,"time":1,"data":{"header":{"config":{}},"reason":"fallback"}}`), command("log", "verify", "l.jsonl")), want: `l.jsonl:3: seq 1 (request/header): sessionlog: legacy request-header encoding refused`},
+		{area: "log", name: "unknown header reason", run: withFile("l.jsonl", lines(ts, `{"type":"request/header","seq":1,"time":1,"data":{"header":{"config":{}},"reason":"whim"}}`), command("log", "verify", "l.jsonl")), want: `unknown request header reason "whim"`},
+		{area: "log", name: "format version 1", run: withFile("l.jsonl", `{"type":"session","version":1,"id":"s","createdAt":1}`+"\n", command("log", "verify", "l.jsonl")), want: `l.jsonl:1: sessionlog: unsupported session format version 1`},
+		{area: "log", name: "no header line", run: withFile("l.jsonl", ts+"\n", command("log", "verify", "l.jsonl")), want: `l.jsonl:1: sessionlog: invalid header`},
+		{area: "log", name: "createdAt not an integer", run: withFile("l.jsonl", `{"type":"session","version":0,"id":"s","createdAt":1.5}`+"\n", command("log", "verify", "l.jsonl")), want: `createdAt 1.5 is not a non-negative integer`},
+		{area: "log", name: "surface event without surfaceOp", run: withFile("l.jsonl", lines(ts, `{"type":"user/message","seq":1,"time":1,"data":{"content":[],"role":"user"}}`), command("log", "verify", "l.jsonl")), want: `seq 1 (user/message): sessionlog: invalid event: surface event has no surfaceOp`},
+		{area: "log", name: "sourceEventSeqs cites a later event", run: withFile("l.jsonl", lines(ts, um, `{"type":"assistant/message","seq":2,"time":1,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[]}},"sourceEventSeqs":[7],"surfaceOp":"append"}`), command("log", "verify", "l.jsonl")), want: `sourceEventSeqs cites 7, which is not an earlier event`},
+		{area: "log", name: "replace range not on the surface", run: withFile("l.jsonl", lines(ts, um, `{"type":"user/message","seq":2,"time":1,"data":{"content":[],"role":"user"},"sourceEventSeqs":[0],"surfaceOp":{"op":"replace","start":0,"end":0}}`), command("log", "verify", "l.jsonl")), want: `replace start 0 is not on the surface`},
+		{area: "log", name: "duplicate seq before the last turn/end", run: withFile("l.jsonl", lines(ts, ts, te2), command("log", "verify", "l.jsonl")), want: `l.jsonl:3: sessionlog: corrupt log`},
+		{area: "log", name: "invalid JSON mid-file", run: withFile("l.jsonl", lines(ts, `{"type":`, te2), command("log", "verify", "l.jsonl")), want: `l.jsonl:3: sessionlog: corrupt log`},
+		{area: "log", name: "a torn final line loads (dropped)", run: withFile("l.jsonl", hdr+ts+"\n"+`{"type":"user/mes`, command("log", "verify", "l.jsonl")), want: `torn tail at line 3`, loads: true},
+		{area: "cli", name: "replay a corrupt log", run: withFile("l.jsonl", lines(ts, `{"type":`, te2), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `--replay l.jsonl: l.jsonl:3: sessionlog: corrupt log`},
+		{area: "cli", name: "replay a legacy log", run: withFile("l.jsonl", lines(ts, `{"type":"request/header-delta","seq":1,"time":1,"data":{}}`), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `seq 1 (request/header-delta)`},
+		{area: "cli", name: "unknown sandbox mode flag", run: command("acp", "--mode", "bogus"), want: `--mode "bogus": want read-only, workspace-write or danger-full-access`},
+		{area: "cli", name: "log request without a step", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "request", "l.jsonl", "--turn", "1")), want: `reel log request FILE --turn T --step S`},
+		{area: "cli", name: "convert onto an existing file", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "convert", "l.jsonl", "l.jsonl")), want: `already exists; refusing to overwrite it`},
+		{area: "cli", name: "unknown command", run: command("frobnicate"), want: `unknown command "frobnicate"`},
+		{area: "fixture", name: "unknown op in input.json", run: withFile("fx/bad/input.json", `{"steps":[{"op":"dance"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `fx/bad/input.json: steps[0].op: unknown op "dance"`},
+		{area: "fixture", name: "unknown step field", run: withFile("fx/bad/input.json", `{"steps":[{"op":"prompt","txt":"hi"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `unknown field "txt"`},
+		{area: "fixture", name: "waitForFile path escaping the cwd", run: withFile("fx/bad/input.json", `{"steps":[{"op":"waitForFile","path":"../../etc/passwd"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `steps[0].path`},
+		{area: "fixture", name: "unknown override kind", run: withFile("fx/bad/replay.override.json", `[{"kind":"explode"}]`, withFile("fx/bad/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad"))), want: `unknown override kind "explode"`},
+		{area: "fixture", name: "orphan scenario folder", run: withFile("fx/orphan/notes.txt", "x", withFile("fx/ok/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps"))), want: `fx/orphan: orphan scenario folder (no input.json)`},
+	}
+}
+
+// TestBadInputTable runs every hostile input through the real binary: each
+// gets the documented error, wire cases leave the agent serving, and the
+// table in docs/bad-input.md is what the binary prints today
+// (REEL_WRITE_DOC=1 rewrites it).
+func TestBadInputTable(t *testing.T) {
+	cases := badCases()
+	if len(cases) < 30 {
+		t.Fatalf("the table has %d cases; keep at least 30", len(cases))
+	}
+	var doc strings.Builder
+	doc.WriteString("# Bad input: what a user sees\n\nGenerated by `REEL_WRITE_DOC=1 go test -run TestBadInputTable ./cmd/reel/` and checked by the same test\n(temporary directories appear as `$TMP`). Every wire case is followed by a valid request, which the\nagent still answers: the process survives every hostile frame.\n\n| # | area | input | what the user sees |\n|---|---|---|---|\n")
+	for i, c := range cases {
+		t.Run(c.area+"/"+c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			run := c.run
+			if c.area == "wire" {
+				run = wire(c.frame)
+			}
+			got, ok := run(t, tmp)
+			got = strings.ReplaceAll(got, tmp, "$TMP")
+			if c.area == "wire" && !ok {
+				t.Fatalf("the agent stopped serving after %s", c.frame)
+			}
+			if c.area != "wire" && ok == c.loads {
+				t.Fatalf("wrong exit status (tolerated: %v); output:\n%s", c.loads, got)
+			}
+			if !strings.Contains(got, c.want) {
+				t.Fatalf("output does not contain %q:\n%s", c.want, got)
+			}
+			input := c.frame
+			if input == "" {
+				input = c.name
+			} else {
+				input = c.name + ": `" + strings.ReplaceAll(input, "|", `\|`) + "`"
+			}
+			shown := firstRelevantLine(got, c.want)
+			fmt.Fprintf(&doc, "| %d | %s | %s | `%s` |\n", i+1, c.area, input, strings.ReplaceAll(shown, "|", `\|`))
+		})
+	}
+	path := filepath.Join("..", "..", "docs", "bad-input.md")
+	if os.Getenv("REEL_WRITE_DOC") == "1" {
+		if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old, err := os.ReadFile(path)
+	if err != nil || string(old) != doc.String() {
+		t.Errorf("docs/bad-input.md is stale (rewrite it with REEL_WRITE_DOC=1): %v", err)
+	}
+}
+
+// firstRelevantLine picks the line of output that holds the fragment.
+func firstRelevantLine(out, want string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, want) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(out)
+}
