@@ -85,7 +85,25 @@ func (srv *Server) runToolCall(ctx context.Context, s *session, turn, step int, 
 		}
 	}
 	srv.notify(wctx, s, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content)))
+	if name == "todo_write" && !res.IsError {
+		if a, err := tools.ParseTodoArgs(json.RawMessage(args)); err == nil {
+			srv.notify(wctx, s, planUpdate(a.Todos))
+		}
+	}
 	return nil
+}
+
+// planUpdate turns the model's todo list into an ACP plan.
+func planUpdate(todos []tools.Todo) acp.SessionUpdate {
+	entries := make([]acp.PlanEntry, 0, len(todos))
+	for _, t := range todos {
+		p := t.Priority
+		if p == "" {
+			p = "medium"
+		}
+		entries = append(entries, acp.PlanEntry{Content: t.Content, Priority: acp.PlanEntryPriority(p), Status: acp.PlanEntryStatus(t.Status)})
+	}
+	return acp.UpdatePlan(entries...)
 }
 
 func acpLocations(locs []tools.Location) []acp.ToolCallLocation {

@@ -22,7 +22,7 @@ import (
 
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
-var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep"}
+var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write"}
 
 // reelOps are the steps reel's harness drives for corpus scenarios.
 var reelOps = []scenario.Op{

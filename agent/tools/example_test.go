@@ -41,7 +41,7 @@ func ExampleSet() {
 	_, err = set.Lookup("browse")
 	fmt.Println(errors.Is(err, tools.ErrUnknownTool))
 	// Output:
-	// [bash read write edit glob grep]
+	// [bash read write edit glob grep todo_write]
 	// Write notes/hello.txt edit
 	// false true true
 	//      2	world

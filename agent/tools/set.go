@@ -28,7 +28,7 @@ type Options struct {
 // edit, glob, grep.
 func Default(opts Options) *Set {
 	//lint:ignore S1016 Options is the set's configuration and will outgrow the tool structs.
-	s, err := NewSet(Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{})
+	s, err := NewSet(Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, TodoWrite{})
 	if err != nil {
 		// The built-in tools have unique names and valid schemas; the
 		// tests hold them to it.
@@ -134,6 +134,12 @@ func (e *Env) Describe(name string, args json.RawMessage) (title string, kind Ki
 // describe implements Describe with a path resolver.
 func describe(name string, args json.RawMessage, resolve func(string) string) (string, Kind, []Location) {
 	switch name {
+	case "todo_write":
+		a, err := ParseTodoArgs(args)
+		if err != nil {
+			return name, KindOther, nil
+		}
+		return fmt.Sprintf("Update plan (%d items)", len(a.Todos)), KindOther, nil
 	case "bash":
 		a, err := ParseBashArgs(args)
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 func TestDefaultSet(t *testing.T) {
 	for _, esc := range []bool{false, true} {
 		set := Default(Options{Escalation: esc})
-		if got := strings.Join(set.Names(), ","); got != "bash,read,write,edit,glob,grep" {
+		if got := strings.Join(set.Names(), ","); got != "bash,read,write,edit,glob,grep,todo_write" {
 			t.Fatalf("names %s", got)
 		}
 		raw := set.Schemas()
@@ -36,16 +36,18 @@ func TestDefaultSet(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantProps := map[string][]string{
-			"bash":  {"command", "description", "workdir", "timeout", "run_in_background"},
-			"read":  {"file_path", "offset", "limit"},
-			"write": {"file_path", "content"},
-			"edit":  {"file_path", "old_string", "new_string", "replace_all"},
-			"glob":  {"pattern", "path"},
-			"grep":  {"pattern", "path", "glob", "output_mode", "-i"},
+			"bash":       {"command", "description", "workdir", "timeout", "run_in_background"},
+			"read":       {"file_path", "offset", "limit"},
+			"write":      {"file_path", "content"},
+			"edit":       {"file_path", "old_string", "new_string", "replace_all"},
+			"glob":       {"pattern", "path"},
+			"grep":       {"pattern", "path", "glob", "output_mode", "-i"},
+			"todo_write": {"todos"},
 		}
 		wantRequired := map[string]string{
 			"bash": "command", "read": "file_path", "write": "file_path,content",
 			"edit": "file_path,old_string,new_string", "glob": "pattern", "grep": "pattern",
+			"todo_write": "todos",
 		}
 		for i, s := range schemas {
 			if s.Name != set.Names()[i] || s.Description == "" || s.Parameters.Type != "object" {
@@ -84,7 +86,7 @@ func TestSetLookupAndRun(t *testing.T) {
 		t.Fatalf("Lookup(edit) = %v, %v", tool, err)
 	}
 	_, err = set.Lookup("browse")
-	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"browse"`) || !strings.Contains(err.Error(), "bash, read, write, edit, glob, grep") {
+	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"browse"`) || !strings.Contains(err.Error(), "bash, read, write, edit, glob, grep, todo_write") {
 		t.Fatalf("Lookup(browse) error %v", err)
 	}
 	env := newEnv(t)
@@ -216,6 +218,33 @@ func TestDescribeMatchesRun(t *testing.T) {
 			if res.Locations[i].Path != locs[i].Path {
 				t.Errorf("%s: location %v, Run %v", c.tool, locs[i], res.Locations[i])
 			}
+		}
+	}
+}
+
+func TestTodoWrite(t *testing.T) {
+	cases := []struct {
+		name, args string
+		want       string
+		err        string
+	}{
+		{"three items", `{"todos":[{"content":"a","status":"in_progress"},{"content":"b","status":"pending","priority":"high"},{"content":"c","status":"completed"}]}`, "Updated todo list: 1 pending, 1 in progress, 1 completed.", ""},
+		{"empty list", `{"todos":[]}`, "Updated todo list: 0 pending, 0 in progress, 0 completed.", ""},
+		{"missing todos", `{}`, "", `"todos": is required`},
+		{"bad status", `{"todos":[{"content":"a","status":"doing"}]}`, "", `status "doing" must be pending, in_progress or completed`},
+		{"bad priority", `{"todos":[{"content":"a","status":"pending","priority":"urgent"}]}`, "", `priority "urgent"`},
+		{"no content", `{"todos":[{"content":" ","status":"pending"}]}`, "", "entry 1 has no content"},
+		{"not a list", `{"todos":"a"}`, "", "must be a list"},
+	}
+	for _, c := range cases {
+		res, err := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(c.args))
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrInvalidArgs) {
+				t.Errorf("%s: got %v, want error containing %q", c.name, err, c.err)
+			}
+		case err != nil || res.Text != c.want:
+			t.Errorf("%s: got %q, %v; want %q", c.name, res.Text, err, c.want)
 		}
 	}
 }
