@@ -29,6 +29,13 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	// active counts running handlers that touch sessions; closing makes
+	// late handlers refuse, so shutdown can wait for the rest.
+	active  int
+	closing bool
+	idle    *sync.Cond
+	// serveCtx is Serve's context: ending it (SIGTERM) also ends prompts.
+	serveCtx context.Context
 	opened   int // sessions opened in this process
 	clientFS acp.FileSystemCapabilities
 }
@@ -67,26 +74,69 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	return &Server{
+	srv := &Server{
 		cfg: cfg, log: cfg.Logger, sessions: map[string]*session{},
 		confined: tools.Default(tools.Options{Escalation: true}),
 		full:     tools.Default(tools.Options{}),
-	}, nil
+	}
+	srv.idle = sync.NewCond(&srv.mu)
+	return srv, nil
 }
 
 // Serve speaks ACP on in/out until the peer closes in or ctx ends, then
 // closes every session's log.
 func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	srv.mu.Lock()
+	srv.serveCtx = ctx
+	srv.mu.Unlock()
 	fl := newInflight()
 	w := &lockedWriter{w: out, inflight: fl}
-	conn := acp.NewAgentSideConnection(srv, w, newFrameFilter(in, w, srv.log, fl))
+	ff := newFrameFilter(in, w, srv.log, fl)
+	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
 	srv.conn = conn
+	// The connection reads (and may log, or dispatch to handlers that use
+	// srv.conn) only from here on.
+	close(ff.ready)
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
 	}
+	srv.shutdown()
 	return srv.closeAll()
+}
+
+// errShuttingDown refuses work that arrives while the server shuts down.
+var errShuttingDown = errors.New("the agent is shutting down")
+
+// enter registers a running handler; it fails once shutdown began.
+func (srv *Server) enter() error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.closing {
+		return errShuttingDown
+	}
+	srv.active++
+	return nil
+}
+
+// exit unregisters a handler.
+func (srv *Server) exit() {
+	srv.mu.Lock()
+	srv.active--
+	srv.idle.Broadcast()
+	srv.mu.Unlock()
+}
+
+// shutdown refuses new handlers and waits for running ones (their
+// contexts were cancelled with the connection, so they end promptly).
+func (srv *Server) shutdown() {
+	srv.mu.Lock()
+	srv.closing = true
+	for srv.active > 0 {
+		srv.idle.Wait()
+	}
+	srv.mu.Unlock()
 }
 
 // closeAll closes every session log (syncing it) after waiting for running
@@ -163,6 +213,10 @@ func invalidParams(format string, args ...any) error {
 
 // NewSession implements acp.Agent.
 func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	defer srv.exit()
 	if !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, invalidParams("cwd %q must be an absolute path", p.Cwd)
 	}
@@ -226,6 +280,10 @@ func (srv *Server) lookup(id acp.SessionId) (*session, error) {
 
 // Prompt implements acp.Agent. ctx is cancelled by session/cancel.
 func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.PromptResponse{}, err
+	}
+	defer srv.exit()
 	s, err := srv.lookup(p.SessionId)
 	if err != nil {
 		return acp.PromptResponse{}, err
@@ -246,6 +304,15 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		s.busy = false
 		s.mu.Unlock()
 	}()
+	srv.mu.Lock()
+	serveCtx := srv.serveCtx
+	srv.mu.Unlock()
+	if serveCtx != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer context.AfterFunc(serveCtx, cancel)()
+		defer cancel()
+	}
 	var stop acp.StopReason
 	if isCompactPrompt(p.Prompt) {
 		stop, err = srv.runCompactCommand(ctx, s)
@@ -268,6 +335,10 @@ func (srv *Server) Cancel(_ context.Context, p acp.CancelNotification) error {
 // SetSessionMode implements acp.Agent: the switch is logged as sandbox/mode
 // and applies from the next step.
 func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.SetSessionModeResponse{}, err
+	}
+	defer srv.exit()
 	s, err := srv.lookup(p.SessionId)
 	if err != nil {
 		return acp.SetSessionModeResponse{}, err
@@ -289,6 +360,10 @@ func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeReque
 // LoadSession implements acp.AgentLoader: it loads the log (committing
 // crash repair), streams the history back, then answers.
 func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
+	defer srv.exit()
 	id := string(p.SessionId)
 	srv.mu.Lock()
 	_, open := srv.sessions[id]
@@ -325,6 +400,10 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 
 // ListSessions implements acp.Agent.
 func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.ListSessionsResponse{}, err
+	}
+	defer srv.exit()
 	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
 	for info, err := range srv.cfg.Store.List(ctx) {
 		if err != nil {
@@ -342,6 +421,10 @@ func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) 
 
 // CloseSession implements acp.Agent.
 func (srv *Server) CloseSession(ctx context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.CloseSessionResponse{}, err
+	}
+	defer srv.exit()
 	s, err := srv.lookup(p.SessionId)
 	if err != nil {
 		return acp.CloseSessionResponse{}, err
