@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -15,12 +17,19 @@ import (
 )
 
 // arrivals wraps a handler and closes the returned channel when the first
-// request arrives.
+// request has arrived whole (its body is read first, so the stand-in
+// counts the request even when the client goes away at once).
 func arrivals() (func(http.Handler) http.Handler, <-chan struct{}) {
 	ch := make(chan struct{})
 	var once sync.Once
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			once.Do(func() { close(ch) })
 			next.ServeHTTP(w, r)
 		})

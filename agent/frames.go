@@ -134,16 +134,20 @@ type frameFilter struct {
 	// session/new, session/load) that must be answered before the next
 	// frame is read, so a scripted client may pipeline a prompt after it.
 	barrier string
+	// ready is closed once the connection is set up; nothing is read
+	// before.
+	ready chan struct{}
 }
 
 func newFrameFilter(in io.Reader, out io.Writer, log *slog.Logger, fl *inflight) *frameFilter {
-	return &frameFilter{in: bufio.NewReaderSize(in, 64<<10), out: out, log: log, inflight: fl}
+	return &frameFilter{in: bufio.NewReaderSize(in, 64<<10), out: out, log: log, inflight: fl, ready: make(chan struct{})}
 }
 
 // maxFrame bounds one frame (the SDK's own scanner limit is 10 MiB).
 const maxFrame = 8 << 20
 
 func (f *frameFilter) Read(p []byte) (int, error) {
+	<-f.ready
 	for len(f.buf) == 0 {
 		if f.barrier != "" {
 			f.inflight.wait(f.barrier)

@@ -458,10 +458,10 @@ type chatRequest struct {
 	Tools []json.RawMessage `json:"tools"`
 }
 
-// perSession gives the i-th session opened the i-th provider.
-type perSession []llm.Provider
+// providerPerSession gives the i-th session opened the i-th provider.
+type providerPerSession []llm.Provider
 
-func (m perSession) ForSession(i int, _ string, _ int) (llm.Provider, error) {
+func (m providerPerSession) ForSession(i int, _ string, _ int) (llm.Provider, error) {
 	if i >= len(m) {
 		return nil, fmt.Errorf("test: session %d has no model", i)
 	}

@@ -46,7 +46,7 @@ func TestTwoSessionsConcurrently(t *testing.T) {
 		})
 	}
 	var models []*model
-	var providers perSession
+	var providers providerPerSession
 	for _, s := range sides {
 		m := newModel(t, rendezvous, standin.Response{
 			Reasoning: "thinking about " + s.word, Text: s.answer, ChunkSize: 3,

@@ -1,0 +1,387 @@
+package acpcmd_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// reelExe is the reel binary, built once for the package's tests: they run
+// `reel acp` as a subprocess over real pipes.
+var reelExe string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "reel-acpcmd-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	reelExe = filepath.Join(dir, "reel")
+	build := exec.Command("go", "build", "-o", reelExe, "../../cmd/reel")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building reel:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fixture returns the path of a committed fixture file.
+func fixture(t *testing.T, parts ...string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(append([]string{"..", "..", "fixtures"}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	return p
+}
+
+// baseEnv is a minimal environment for the subprocess: no inherited keys.
+func baseEnv(t *testing.T) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C"}
+}
+
+// frame is one JSON-RPC message read from the agent's stdout.
+type frame struct {
+	raw    string
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+func (f frame) isResponse() bool { return f.Method == "" && len(f.ID) > 0 }
+
+// update returns the sessionUpdate kind and the text of a session/update
+// notification ("" when f is none).
+func (f frame) update() (sid, kind, text string) {
+	if f.Method != "session/update" {
+		return "", "", ""
+	}
+	var p struct {
+		SessionID string `json:"sessionId"`
+		Update    struct {
+			SessionUpdate string `json:"sessionUpdate"`
+			Content       struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"update"`
+	}
+	_ = json.Unmarshal(f.Params, &p)
+	return p.SessionID, p.Update.SessionUpdate, p.Update.Content.Text
+}
+
+// sameID compares two JSON-RPC ids by value.
+func sameID(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// lockedBuffer collects stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// proc is `reel acp` running as a subprocess, driven over its stdin and
+// stdout.
+type proc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	lines  []string // every stdout line, in order
+	eof    bool
+	cursor int // first line not yet consumed
+	// parked holds responses read while waiting for another id.
+	parked []frame
+	nextID int
+
+	waited  bool
+	waitErr error
+}
+
+// startProc starts reel with args in dir with env.
+func startProc(t *testing.T, dir string, env []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(reelExe, args...)
+	cmd.Dir, cmd.Env = dir, env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, nextID: 1000}
+	p.cond = sync.NewCond(&p.mu)
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r := bufio.NewReader(stdout)
+		for {
+			line, err := r.ReadString('\n')
+			p.mu.Lock()
+			if line != "" {
+				p.lines = append(p.lines, strings.TrimSuffix(line, "\n"))
+			}
+			if err != nil {
+				p.eof = true
+			}
+			p.cond.Broadcast()
+			p.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if !p.waited {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("reel stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+// send writes one raw line to the agent's stdin.
+func (p *proc) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
+		p.t.Fatalf("writing to reel: %v", err)
+	}
+}
+
+// request sends a request with a fresh id and returns the id.
+func (p *proc) request(method string, params any) json.RawMessage {
+	p.t.Helper()
+	p.nextID++
+	id := json.RawMessage(fmt.Sprint(p.nextID))
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.send(string(b))
+	return id
+}
+
+// notify sends a notification.
+func (p *proc) notify(method string, params any) {
+	p.t.Helper()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.send(string(b))
+}
+
+// next returns the next unconsumed stdout frame, failing on end of output.
+func (p *proc) next() frame {
+	p.t.Helper()
+	p.mu.Lock()
+	for p.cursor >= len(p.lines) && !p.eof {
+		p.cond.Wait()
+	}
+	if p.cursor >= len(p.lines) {
+		p.mu.Unlock()
+		p.t.Fatalf("reel closed stdout; stderr:\n%s", p.stderr.String())
+	}
+	line := p.lines[p.cursor]
+	p.cursor++
+	p.mu.Unlock()
+	var f frame
+	if err := json.Unmarshal([]byte(line), &f); err != nil {
+		p.t.Fatalf("stdout line is not JSON: %q: %v", line, err)
+	}
+	f.raw = line
+	return f
+}
+
+// await returns the response to id and the other frames (notifications,
+// requests) read before it. Responses to other ids are kept for later.
+func (p *proc) await(id json.RawMessage) (frame, []frame) {
+	p.t.Helper()
+	for i, f := range p.parked {
+		if sameID(f.ID, id) {
+			p.parked = append(p.parked[:i], p.parked[i+1:]...)
+			return f, nil
+		}
+	}
+	var before []frame
+	for {
+		f := p.next()
+		switch {
+		case f.isResponse() && sameID(f.ID, id):
+			return f, before
+		case f.isResponse():
+			p.parked = append(p.parked, f)
+		default:
+			before = append(before, f)
+		}
+	}
+}
+
+// call sends a request and returns its response, which must be a result.
+func (p *proc) call(method string, params any) (json.RawMessage, []frame) {
+	p.t.Helper()
+	resp, before := p.await(p.request(method, params))
+	if resp.Error != nil {
+		p.t.Fatalf("%s: error response %s", method, resp.raw)
+	}
+	return resp.Result, before
+}
+
+// waitUpdate consumes frames until a session/update of kind whose text so
+// far (concatenated) equals text.
+func (p *proc) waitUpdate(kind, text string) {
+	p.t.Helper()
+	got := ""
+	for got != text {
+		f := p.next()
+		if f.isResponse() {
+			p.parked = append(p.parked, f)
+			continue
+		}
+		if _, k, tx := f.update(); k == kind {
+			got += tx
+		}
+	}
+}
+
+// finish closes stdin, waits for the exit and returns the exit code.
+func (p *proc) finish() int {
+	p.t.Helper()
+	_ = p.stdin.Close()
+	p.waitErr = p.cmd.Wait()
+	p.waited = true
+	var ee *exec.ExitError
+	switch {
+	case p.waitErr == nil:
+		return 0
+	case errors.As(p.waitErr, &ee):
+		return ee.ExitCode()
+	}
+	p.t.Fatalf("waiting for reel: %v", p.waitErr)
+	return -1
+}
+
+// stdoutLines returns everything reel wrote to stdout (after finish).
+func (p *proc) stdoutLines() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.eof {
+		p.cond.Wait()
+	}
+	return append([]string(nil), p.lines...)
+}
+
+// checkFramesOnly asserts every stdout line is one JSON-RPC 2.0 object: a
+// request or notification (method) or a response (id with result or error).
+func checkFramesOnly(t *testing.T, lines []string) {
+	t.Helper()
+	for i, line := range lines {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("stdout line %d is not a JSON object: %q", i+1, line)
+			continue
+		}
+		if string(m["jsonrpc"]) != `"2.0"` {
+			t.Errorf("stdout line %d lacks jsonrpc 2.0: %q", i+1, line)
+		}
+		_, method := m["method"]
+		_, id := m["id"]
+		_, result := m["result"]
+		_, rpcErr := m["error"]
+		if !method && !(id && (result != rpcErr)) {
+			t.Errorf("stdout line %d is neither a request, a notification nor a response: %q", i+1, line)
+		}
+	}
+}
+
+// initialize performs the handshake.
+func (p *proc) initialize() {
+	p.t.Helper()
+	res, _ := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var r struct {
+		AgentInfo struct{ Name string } `json:"agentInfo"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || r.AgentInfo.Name != "reel" {
+		p.t.Fatalf("initialize result %s", res)
+	}
+}
+
+// newSession opens a session in cwd and returns its id.
+func (p *proc) newSession(cwd string) string {
+	p.t.Helper()
+	res, _ := p.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || r.SessionID == "" {
+		p.t.Fatalf("session/new result %s", res)
+	}
+	return r.SessionID
+}
+
+// prompt runs a prompt to its end and returns the stop reason and the
+// frames streamed before the answer.
+func (p *proc) prompt(sid, text string) (string, []frame) {
+	p.t.Helper()
+	res, before := p.call("session/prompt", promptParams(sid, text))
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		p.t.Fatalf("prompt result %s", res)
+	}
+	return r.StopReason, before
+}
+
+func promptParams(sid, text string) map[string]any {
+	return map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}}
+}
