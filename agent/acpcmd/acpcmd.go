@@ -101,6 +101,9 @@ func parse(args []string, env IO) (Options, error) {
 	if !agent.ValidMode(o.Mode) {
 		return o, fmt.Errorf("%w: --mode %q: want read-only, workspace-write or danger-full-access", ErrUsage, o.Mode)
 	}
+	if o.Approval != agent.ApprovalOnRequest && o.Approval != agent.ApprovalNever {
+		return o, fmt.Errorf("%w: --approval %q: want on-request or never", ErrUsage, o.Approval)
+	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
 	}

@@ -17,7 +17,8 @@ import (
 
 // Sandbox hands out the tool hooks of each mode: a write guard for the file
 // tools and a command wrapper that runs bash under reel sandbox-exec. It
-// satisfies the agent's Sandbox interface. A Sandbox is immutable after
+// provides Hooks and Describe of the agent's Sandbox interface; `reel acp`
+// adds the denial marking (Classify) in its adapter. A Sandbox is immutable after
 // [New] and safe for concurrent use; so are the hooks it returns.
 type Sandbox struct {
 	exe      string
