@@ -33,7 +33,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"unknown log level", []string{"--log-level", "loud"}, true, `--log-level "loud"`},
 		{"unknown store", []string{"--store", "csv"}, true, `--store "csv"`},
 		{"unknown provider", []string{"--provider", "acme"}, true, `--provider "acme"`},
-		{"unknown approval policy", []string{"--approval", "sometimes"}, false, `unknown approval policy "sometimes"`},
+		{"unknown approval policy", []string{"--approval", "sometimes"}, true, `--approval "sometimes": want on-request or never`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
