@@ -124,7 +124,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 	}
 	if *verbose {
 		for _, r := range results {
-			showConversation(stdout, filepath.Join(*fixtures, r.Name))
+			showConversation(stdout, filepath.Join(*fixtures, r.Name), filepath.Join(*snapshots, "prompts"))
 		}
 	}
 	if failed > 0 || len(guard) > 0 {
@@ -133,13 +133,32 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 	return nil
 }
 
-// showConversation prints a scenario's recorded logs as timelines.
-func showConversation(w io.Writer, dir string) {
+// showConversation prints a scenario's recorded logs as timelines, then
+// the full text of every system prompt their headers refer to.
+func showConversation(w io.Writer, dir, prompts string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "session*.jsonl"))
 	for _, f := range files {
 		fmt.Fprintf(w, "\n=== %s\n", f)
 		if err := logcmd.Run(context.Background(), []string{"show", f}, w, w); err != nil {
 			fmt.Fprintf(w, "(cannot show: %v)\n", err)
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		names, _ := refsIn(raw)
+		seen := map[string]bool{}
+		for _, name := range names {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			text, err := os.ReadFile(GoldenPath(prompts, name, ".md"))
+			if err != nil {
+				fmt.Fprintf(w, "\n--- system prompt %s: not pinned (%v)\n", name, err)
+				continue
+			}
+			fmt.Fprintf(w, "\n--- system prompt {{prompt:%s}}\n%s", name, text)
 		}
 	}
 }
