@@ -14,6 +14,7 @@ import (
 
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
+	"github.com/reel-agent/reel/sessionlog/sqlite"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 )
 
@@ -791,5 +792,31 @@ func TestUsage(t *testing.T) {
 	_, stderr, _ := run("frobnicate")
 	if !strings.Contains(stderr, "usage: reel log") {
 		t.Errorf("an unknown command does not print the usage to stderr: %q", stderr)
+	}
+}
+
+// A SQLite log holding a legacy header delta or a fallback header is
+// refused by verify with the seq and the event named, like JSONL.
+func TestVerifyRefusesLegacySQLite(t *testing.T) {
+	h := sessionlog.NewHeader("legacy", 1, "/w")
+	base := []sessionlog.Event{
+		{Type: "turn/start", Seq: 0, Time: 1, Data: json.RawMessage(`{"turn":1}`)},
+		{Type: "request/header", Seq: 1, Time: 1, Data: json.RawMessage(`{"header":{"config":{"provider":"p","model":"m"}},"reason":"initial"}`)},
+	}
+	cases := map[string]sessionlog.Event{
+		"delta":    {Type: "request/header-delta", Seq: 2, Time: 1, Data: json.RawMessage(`{"system":{"op":"keep"}}`)},
+		"fallback": {Type: "request/header", Seq: 2, Time: 1, Data: json.RawMessage(`{"header":{"config":{}},"reason":"fallback"}`)},
+	}
+	for name, bad := range cases {
+		t.Run(name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "legacy.db")
+			if err := sqlite.WriteFile(db, h, append(append([]sessionlog.Event(nil), base...), bad)); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := run("verify", db)
+			if !errors.Is(err, sessionlog.ErrLegacy) || !strings.Contains(err.Error(), "seq 2 ("+bad.Type+")") || !strings.Contains(err.Error(), db) {
+				t.Fatalf("verify %s: %v", name, err)
+			}
+		})
 	}
 }
