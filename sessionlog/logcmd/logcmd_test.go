@@ -14,8 +14,8 @@ import (
 
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
-	"github.com/reel-agent/reel/sessionlog/sqlite"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
+	"github.com/reel-agent/reel/sessionlog/sqlite"
 )
 
 // corpusDir is the dsh conformance corpus, relative to this package.
