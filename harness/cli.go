@@ -54,6 +54,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 	if *corpus != "" {
 		return CorpusMain(ctx, *corpus, exe, filter, *jobs, stdout)
 	}
+	if fi, err := os.Stat(*fixtures); err != nil || !fi.IsDir() {
+		return fmt.Errorf("no scenario folder at %q: run reel snapshot from the repository root, or pass --fixtures DIR (and --snapshots DIR)", *fixtures)
+	}
 	mode := Replay
 	switch {
 	case *refresh && *record:
