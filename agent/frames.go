@@ -236,6 +236,11 @@ func check(line []byte) (int, string) {
 	if probe.Method == nil && probe.Result == nil && probe.Error == nil {
 		return -32600, "Invalid request: no method"
 	}
+	if probe.ID != nil {
+		if id := *probe.ID; len(id) > 0 && id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') && string(id) != "null" {
+			return -32600, "Invalid request: \"id\" must be a string, a number or null"
+		}
+	}
 	return 0, ""
 }
 

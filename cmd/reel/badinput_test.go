@@ -128,6 +128,7 @@ func badCases() []badCase {
 		{area: "wire", name: "a JSON string frame", frame: `"hello"`, want: `a frame must be one JSON-RPC object`},
 		{area: "wire", name: "jsonrpc is not 2.0", frame: `{"jsonrpc":"1.0","id":3,"method":"initialize"}`, want: `"jsonrpc\" must be \"2.0\"`},
 		{area: "wire", name: "request without a method", frame: `{"jsonrpc":"2.0","id":3}`, want: `Invalid request: no method`},
+		{area: "wire", name: "an object as the request id", frame: `{"jsonrpc":"2.0","id":{"&":1},"method":"session/load","params":{"sessionId":"x","cwd":"/","mcpServers":[]}}`, want: `must be a string, a number or null`},
 		{area: "wire", name: "unknown method", frame: `{"jsonrpc":"2.0","id":3,"method":"no/such"}`, want: `"code":-32601`},
 		{area: "wire", name: "wrong params type", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":5}}`, want: `"code":-32602`},
 		{area: "wire", name: "relative cwd", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"rel/dir","mcpServers":[]}}`, want: `must be an absolute path`},
