@@ -224,6 +224,22 @@ func DecodeEvent(raw []byte) (Event, error) {
 		}
 		return e, nil
 	}
+	return decodeEventStrict(raw)
+}
+
+// DecodeEventOwned is DecodeEvent for a buffer the caller hands over: the
+// event's Data may alias raw, which must not be modified afterwards. Log
+// readers that allocate each line anyway use it to skip a copy.
+func DecodeEventOwned(raw []byte) (Event, error) {
+	if e, ok := fastDecodeEvent(raw); ok {
+		return e, nil
+	}
+	return decodeEventStrict(raw)
+}
+
+// decodeEventStrict is the strict path: precise errors for anything the
+// fast path does not recognise.
+func decodeEventStrict(raw []byte) (Event, error) {
 	var env envelope
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

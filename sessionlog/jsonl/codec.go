@@ -146,7 +146,8 @@ func decodeRecord(body []byte) ([]sessionlog.Event, error) {
 		}
 	}
 	if !bytes.HasPrefix(body, []byte(`{"type":"session"`)) {
-		if ev, err := sessionlog.DecodeEvent(body); err == nil && ev.Type != "session" {
+		// body comes from a fresh ReadBytes allocation: the event may keep it.
+		if ev, err := sessionlog.DecodeEventOwned(body); err == nil && ev.Type != "session" {
 			return []sessionlog.Event{ev}, nil
 		}
 	}
