@@ -236,6 +236,7 @@ func (srv *Server) prepareRequest(ctx context.Context, s *session) (llm.Request,
 	}
 	lg := s.log.Log()
 	cur := lg.CurrentRequest()
+	h, _, _, _ := lg.LatestHeader()
 	var inv error
 	if srv.cfg.Invariant {
 		inv = sessionlog.CheckRequest(lg.Header(), lg.Events()[:lg.Len()-1], cur)
@@ -245,10 +246,6 @@ func (srv *Server) prepareRequest(ctx context.Context, s *session) (llm.Request,
 		return llm.Request{}, inv
 	}
 	if err := s.checkpoint(ctx); err != nil {
-		return llm.Request{}, err
-	}
-	h, err := sessionlog.ParseRequestHeader(cur.Header)
-	if err != nil {
 		return llm.Request{}, err
 	}
 	var cfg struct {

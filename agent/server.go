@@ -264,6 +264,7 @@ func (srv *Server) register(ls *sessionlog.Session, id, cwd string, done int) (*
 	}
 	srv.opened++
 	s := &session{id: id, index: srv.opened - 1, cwd: cwd, provider: prov, log: ls, firstOfInstance: true}
+	s.catchUp()
 	srv.sessions[id] = s
 	return s, nil
 }

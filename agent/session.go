@@ -29,6 +29,9 @@ type session struct {
 	// newSeries is set when the next step begins a new message series.
 	newSeries bool
 	closed    bool
+	// curMode and curApproval track the last sandbox/mode and
+	// approval/policy events ("" until one is logged).
+	curMode, curApproval string
 }
 
 // emit appends one event built from typ, data and surface fields, stamping
@@ -48,6 +51,7 @@ func (s *session) emitLocked(ctx context.Context, now int64, typ string, data []
 	if err := s.log.Append(ctx, e); err != nil {
 		return 0, fmt.Errorf("session %s: append %s: %w", s.id, typ, err)
 	}
+	s.track(&e)
 	return seq, nil
 }
 
@@ -61,34 +65,45 @@ func (s *session) checkpoint(ctx context.Context) error {
 	return nil
 }
 
+// track keeps the effective mode and approval policy current as events
+// are appended (and, through catchUp, for a loaded log).
+func (s *session) track(e *sessionlog.Event) {
+	switch e.Type {
+	case sessionlog.TypeSandboxMode:
+		if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil && d.Mode != "" {
+			s.curMode = d.Mode
+		}
+	case sessionlog.TypeApprovalPolicy:
+		if d, err := sessionlog.DecodeData[sessionlog.ApprovalPolicyData](e); err == nil && d.Policy != "" {
+			s.curApproval = d.Policy
+		}
+	}
+}
+
+// catchUp reads the mode and policy of a loaded log.
+func (s *session) catchUp() {
+	evs := s.log.Log().Events()
+	for i := range evs {
+		s.track(&evs[i])
+	}
+}
+
 // mode returns the effective sandbox mode: the last sandbox/mode event, else def.
 func (s *session) mode(def string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return lastData(s.log.Log(), sessionlog.TypeSandboxMode, def, func(e *sessionlog.Event) string {
-		d, _ := sessionlog.DecodeData[sessionlog.SandboxModeData](e)
-		return d.Mode
-	})
+	if s.curMode != "" {
+		return s.curMode
+	}
+	return def
 }
 
 // approval returns the effective approval policy.
 func (s *session) approval(def string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return lastData(s.log.Log(), sessionlog.TypeApprovalPolicy, def, func(e *sessionlog.Event) string {
-		d, _ := sessionlog.DecodeData[sessionlog.ApprovalPolicyData](e)
-		return d.Policy
-	})
-}
-
-func lastData(l *sessionlog.Log, typ, def string, get func(*sessionlog.Event) string) string {
-	evs := l.Events()
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Type == typ {
-			if v := get(&evs[i]); v != "" {
-				return v
-			}
-		}
+	if s.curApproval != "" {
+		return s.curApproval
 	}
 	return def
 }

@@ -23,6 +23,10 @@ type RequestHeader struct {
 	Config json.RawMessage `json:"config"`
 	System string          `json:"system,omitempty"`
 	Tools  json.RawMessage `json:"tools,omitempty"`
+
+	// canon caches Canonical for a header that will not change (the log's
+	// latest snapshot).
+	canon []byte
 }
 
 // RequestHeaderData is the data of a request/header event.
@@ -49,13 +53,23 @@ func (h RequestHeader) Canonical() []byte {
 
 // Equal reports whether two headers have the same canonical form.
 func (h RequestHeader) Equal(o RequestHeader) bool {
-	return bytes.Equal(h.Canonical(), o.Canonical())
+	return bytes.Equal(h.canonical(), o.canonical())
+}
+
+func (h RequestHeader) canonical() []byte {
+	if h.canon != nil {
+		return h.canon
+	}
+	return h.Canonical()
 }
 
 func emptyJSON(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 {
 		return true
+	}
+	if string(t) != "null" && len(bytes.Trim(t, " \t\r\n[]\"")) > 0 {
+		return false // something besides brackets, quotes and spaces: not empty
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, t) == nil {
@@ -67,6 +81,9 @@ func emptyJSON(raw json.RawMessage) bool {
 func appendCompact(b []byte, raw json.RawMessage, def string) []byte {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return append(b, def...)
+	}
+	if isCompact(raw) && json.Valid(raw) {
+		return append(b, raw...)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {

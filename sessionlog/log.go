@@ -14,8 +14,10 @@ type Log struct {
 	header  Header
 	events  []Event
 	surface Surface
-	// seq of the latest request/header, -1 when none
+	// seq of the latest request/header, -1 when none, and its parsed form
 	latestHeader int
+	latestParsed RequestHeader
+	latestRaw    json.RawMessage
 	msgs         messageCache
 	pairs        pairingCache
 }
@@ -58,15 +60,13 @@ func (l *Log) Event(seq int) *Event {
 func (l *Log) Surface() *Surface { return &l.surface }
 
 // LatestHeader returns the request header in force and the seq of its
-// snapshot; ok is false when the log has none.
+// snapshot; ok is false when the log has none. The returned header carries
+// a cached canonical form that Equal uses: compare it, do not modify it.
 func (l *Log) LatestHeader() (h RequestHeader, raw json.RawMessage, seq int, ok bool) {
 	if l.latestHeader < 0 {
 		return RequestHeader{}, nil, -1, false
 	}
-	e := &l.events[l.latestHeader]
-	d, _ := DecodeData[RequestHeaderData](e) // validated at append
-	h, _ = ParseRequestHeader(d.Header)
-	return h, d.Header, e.Seq, true
+	return l.latestParsed, l.latestRaw, l.latestHeader, true
 }
 
 // Append validates e against every log rule and appends it. On error the log
@@ -79,7 +79,10 @@ func (l *Log) Append(e Event) error {
 	ev := &l.events[len(l.events)-1]
 	switch {
 	case ev.Type == TypeRequestHeader:
-		l.latestHeader = ev.Seq
+		d, _ := DecodeData[RequestHeaderData](ev) // validated by check
+		h, _ := ParseRequestHeader(d.Header)
+		h.canon = h.Canonical()
+		l.latestHeader, l.latestParsed, l.latestRaw = ev.Seq, h, d.Header
 	case ev.SurfaceOp != nil && !ev.SurfaceOp.Replace:
 		l.surface.push(ev.Seq)
 	case ev.SurfaceOp != nil:
