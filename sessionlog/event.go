@@ -292,6 +292,10 @@ func decodeEventStrict(raw []byte) (Event, error) {
 	return e, nil
 }
 
+// IsCompact reports whether raw has no insignificant whitespace outside
+// strings (the form records are stored in). It does not check syntax.
+func IsCompact(raw []byte) bool { return isCompact(raw) }
+
 // isCompact reports whether raw has no insignificant whitespace outside strings.
 func isCompact(raw []byte) bool {
 	in := false

@@ -231,49 +231,5 @@ func hardLinks(p string) uint64 {
 	return 0
 }
 
-// maxLinkDepth bounds how many dangling symbolic links realPath follows.
-const maxLinkDepth = 40
-
-// realPath returns the clean absolute path p with the symbolic links of its
-// existing components resolved (filepath.EvalSymlinks of the deepest
-// existing ancestor) and the non-existing rest appended. A dangling link
-// among the components is followed to its target, so a write through it is
-// judged by where it would land.
-func realPath(p string) (string, error) {
-	p = filepath.Clean(p)
-	for range maxLinkDepth + 1 {
-		dir, rest := p, ""
-		var resolved string
-		for {
-			r, err := filepath.EvalSymlinks(dir)
-			if err == nil {
-				resolved = r
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				return p, nil
-			}
-			rest = filepath.Join(filepath.Base(dir), rest)
-			dir = parent
-		}
-		if rest == "" {
-			return resolved, nil
-		}
-		first, remaining, _ := strings.Cut(rest, string(filepath.Separator))
-		link := filepath.Join(resolved, first)
-		fi, err := os.Lstat(link)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return filepath.Join(resolved, rest), nil
-		}
-		target, err := os.Readlink(link)
-		if err != nil {
-			return "", fmt.Errorf("cannot resolve symbolic link %s: %w", link, err)
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(resolved, target)
-		}
-		p = filepath.Join(target, remaining)
-	}
-	return "", fmt.Errorf("cannot resolve %s: too many levels of symbolic links", p)
-}
+// realPath resolves where a write to p would land (shared with the tools).
+func realPath(p string) (string, error) { return tools.RealPath(p) }

@@ -94,6 +94,12 @@ func (e *Env) guardWrite(p string) error {
 // existing ancestor) and the non-existing rest appended. A dangling link
 // among the components is followed to its target, so writing through it is
 // judged by where the write would land.
+// RealPath resolves p as a write to it would land: symlinks in the deepest
+// existing ancestor are resolved, and a symlink among the remaining
+// components is followed to its target (up to 40 links). The sandbox's
+// write guard and the file tools share it.
+func RealPath(p string) (string, error) { return realPath(p) }
+
 func realPath(p string) (string, error) {
 	p = filepath.Clean(p)
 	for depth := 0; depth <= maxLinkDepth; depth++ {

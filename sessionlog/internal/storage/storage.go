@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,33 +98,7 @@ func CheckBatch(next int, events []sessionlog.Event) error {
 }
 
 // isCompact reports whether valid JSON raw has no whitespace outside strings.
-func isCompact(raw []byte) bool {
-	if !bytes.ContainsAny(raw, " \t\r\n") {
-		return true
-	}
-	// Whitespace is only allowed inside strings; scan without allocating.
-	in, esc := false, false
-	for _, c := range raw {
-		if in {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			in = true
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return true
-}
+func isCompact(raw []byte) bool { return sessionlog.IsCompact(raw) }
 
 // LockPath is the lock sidecar of session id in dir.
 func LockPath(dir, id string) string { return filepath.Join(dir, id+".lock") }
