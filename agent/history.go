@@ -80,19 +80,3 @@ func parsed(e *sessionlog.Event) sessionlog.Message {
 	m, _ := sessionlog.ParseMessage(raw)
 	return m
 }
-
-// hasFinish reports whether a raw chunk is a finish chunk.
-func hasFinish(chunk json.RawMessage) bool {
-	var c struct {
-		Type string `json:"type"`
-	}
-	return json.Unmarshal(chunk, &c) == nil && c.Type == "finish"
-}
-
-// hasLocalCall reports whether compaction/summary data marks a local stream call.
-func hasLocalCall(data json.RawMessage) bool {
-	var d struct {
-		LLMStreamCall bool `json:"llmStreamCall"`
-	}
-	return json.Unmarshal(data, &d) == nil && d.LLMStreamCall
-}

@@ -14,6 +14,7 @@ import (
 
 	acp "github.com/coder/acp-go-sdk"
 
+	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -388,7 +389,13 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	if p.Cwd != "" && filepath.IsAbs(p.Cwd) {
 		cwd = p.Cwd
 	}
-	done := countCalls(loaded.Log.Events())
+	// The replay position of a loaded session is the number of model calls
+	// its log already holds, counted exactly as replay derives its script.
+	script, derr := replay.Derive(loaded.Log.Events())
+	if derr != nil {
+		srv.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
+	}
+	done := len(script)
 	s, err := srv.register(sessionlog.NewSession(loaded.Log, w), id, cwd, done)
 	if err != nil {
 		_ = w.Close()
@@ -455,28 +462,6 @@ func (srv *Server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp
 // SetSessionConfigOption implements acp.Agent; reel has no config options.
 func (srv *Server) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
-}
-
-// countCalls counts the finished model calls in a log (finish chunks and
-// compaction summaries marked as local stream calls), the replay position
-// of a loaded session.
-func countCalls(events []sessionlog.Event) int {
-	n := 0
-	for i := range events {
-		e := &events[i]
-		switch e.Type {
-		case sessionlog.TypeAssistantChunk:
-			d, err := sessionlog.DecodeData[sessionlog.ChunkData](e)
-			if err == nil && hasFinish(d.Chunk) {
-				n++
-			}
-		case sessionlog.TypeCompactionSum:
-			if hasLocalCall(e.Data) {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // toolsFor returns the tool set offered under mode.
