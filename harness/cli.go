@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm/standin"
-	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 )
@@ -182,20 +180,6 @@ func startStandin(ctx context.Context, script string) (string, func(), error) {
 
 // readLog reads and validates a JSONL log.
 func readLog(path string) (*jsonl.Decoded, error) {
-	d, err := jsonl.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := sessionlog.Seed(d.Header, d.Events); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", path, d.LineOf(seqOfErr(err)), err)
-	}
-	return d, nil
-}
-
-func seqOfErr(err error) int {
-	var ee *sessionlog.EventError
-	if errors.As(err, &ee) {
-		return ee.Seq
-	}
-	return -1
+	d, _, err := jsonl.ReadValid(path)
+	return d, err
 }

@@ -70,15 +70,12 @@ func Normalize(run *Run) (*Output, error) {
 // canonical layout.
 func harvest(stateDir, id string) ([]byte, error) {
 	path := filepath.Join(stateDir, id+".jsonl")
-	d, err := jsonl.ReadFile(path)
+	d, _, err := jsonl.ReadValid(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the agent wrote an invalid log: %w", err)
 	}
 	if d.Torn != nil {
 		return nil, fmt.Errorf("%s: torn tail at line %d: the agent did not shut down cleanly", path, d.Torn.Line)
-	}
-	if _, err := sessionlog.Seed(d.Header, d.Events); err != nil {
-		return nil, fmt.Errorf("%s: the agent wrote an invalid log: %w", path, err)
 	}
 	var b bytes.Buffer
 	if err := jsonl.Encode(&b, d.Header, d.Events); err != nil {

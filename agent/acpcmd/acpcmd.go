@@ -209,12 +209,9 @@ func replayModels(logs []string, override string) (agent.Models, string, string,
 	var r replayScripts
 	provider, model := "replay", "replay"
 	for i, path := range logs {
-		d, err := jsonl.ReadFile(path)
+		d, _, err := jsonl.ReadValid(path)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("--replay %s: %w", path, err)
-		}
-		if _, err := sessionlog.Seed(d.Header, d.Events); err != nil {
-			return nil, "", "", fmt.Errorf("--replay %s: line %d: %w", path, d.LineOf(seqOf(err)), err)
+			return nil, "", "", fmt.Errorf("--replay: %w", err) // the error names the file and line
 		}
 		ov := ""
 		if i == 0 {
@@ -232,14 +229,6 @@ func replayModels(logs []string, override string) (agent.Models, string, string,
 		}
 	}
 	return r, provider, model, nil
-}
-
-func seqOf(err error) int {
-	var ee *sessionlog.EventError
-	if errors.As(err, &ee) {
-		return ee.Seq
-	}
-	return -1
 }
 
 // recordedConfig returns provider and model of the first request header.

@@ -264,3 +264,23 @@ func WriteFile(path string, h sessionlog.Header, events []sessionlog.Event) erro
 	}
 	return nil
 }
+
+// ReadValid reads a log file (ReadFile) and checks it against every log
+// rule. A rule violation comes back as a *sessionlog.RecordError naming
+// the file and the physical line of the offending event.
+func ReadValid(path string) (*Decoded, *sessionlog.Log, error) {
+	d, err := ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := sessionlog.Seed(d.Header, d.Events)
+	if err != nil {
+		line := 0
+		var ee *sessionlog.EventError
+		if errors.As(err, &ee) {
+			line = d.LineOf(ee.Seq)
+		}
+		return nil, nil, &sessionlog.RecordError{File: path, Line: line, Err: err}
+	}
+	return d, l, nil
+}
