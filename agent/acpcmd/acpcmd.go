@@ -219,7 +219,7 @@ func replayModels(logs []string, override string) (agent.Models, string, string,
 		}
 		script, err := replay.Load(d.Events, ov)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("--replay %s: %w", path, err)
+			return nil, "", "", fmt.Errorf("--replay: %s: %w", path, err)
 		}
 		r.scripts = append(r.scripts, script)
 		if i == 0 {

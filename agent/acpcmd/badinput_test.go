@@ -224,7 +224,7 @@ func TestReplayRefusesBadLogs(t *testing.T) {
 					t.Errorf("stderr does not mention %s:\n%s", w, stderr)
 				}
 			}
-			if !strings.HasPrefix(stderr, "reel: --replay ") {
+			if !strings.HasPrefix(stderr, "reel: --replay: ") {
 				t.Errorf("stderr does not start with the failing flag: %s", stderr)
 			}
 		})

@@ -152,7 +152,7 @@ func badCases() []badCase {
 		{area: "log", name: "duplicate seq before the last turn/end", run: withFile("l.jsonl", lines(ts, ts, te2), command("log", "verify", "l.jsonl")), want: `l.jsonl:3: sessionlog: corrupt log`},
 		{area: "log", name: "invalid JSON mid-file", run: withFile("l.jsonl", lines(ts, `{"type":`, te2), command("log", "verify", "l.jsonl")), want: `l.jsonl:3: sessionlog: corrupt log`},
 		{area: "log", name: "a torn final line loads (dropped)", run: withFile("l.jsonl", hdr+ts+"\n"+`{"type":"user/mes`, command("log", "verify", "l.jsonl")), want: `torn tail at line 3`, loads: true},
-		{area: "cli", name: "replay a corrupt log", run: withFile("l.jsonl", lines(ts, `{"type":`, te2), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `--replay l.jsonl: l.jsonl:3: sessionlog: corrupt log`},
+		{area: "cli", name: "replay a corrupt log", run: withFile("l.jsonl", lines(ts, `{"type":`, te2), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `--replay: l.jsonl:3: sessionlog: corrupt log`},
 		{area: "cli", name: "replay a legacy log", run: withFile("l.jsonl", lines(ts, `{"type":"request/header-delta","seq":1,"time":1,"data":{}}`), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `seq 1 (request/header-delta)`},
 		{area: "cli", name: "unknown sandbox mode flag", run: command("acp", "--mode", "bogus"), want: `--mode "bogus": want read-only, workspace-write or danger-full-access`},
 		{area: "cli", name: "log request without a step", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "request", "l.jsonl", "--turn", "1")), want: `reel log request FILE --turn T --step S`},
