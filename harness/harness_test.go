@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/gkampitakis/go-snaps/snaps"
@@ -114,5 +113,4 @@ func TestScenarios(t *testing.T) {
 			t.Error(p)
 		}
 	}
-	_ = runtime.NumCPU
 }
