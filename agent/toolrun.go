@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -16,14 +17,6 @@ import (
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
-
-// escalationArgs are the optional sandbox escalation arguments of bash and write.
-type escalationArgs struct {
-	SandboxPermissions string `json:"sandbox_permissions"`
-	Justification      string `json:"justification"`
-	Command            string `json:"command"`
-	FilePath           string `json:"file_path"`
-}
 
 // runToolCall logs a tool call, runs it (asking for escalation when the
 // call requests a wider mode) and logs its result. *cancelled is set when
@@ -70,6 +63,11 @@ func (srv *Server) runToolCall(ctx context.Context, s *session, turn, step int, 
 	)
 	if _, err := s.emit(wctx, srv.now(), sessionlog.TypeToolResult,
 		jsonObject("turn", turn, "step", step, "message", msg), sessionlog.AppendOp(), []int{callSeq}); err != nil {
+		return err
+	}
+	// What the client is shown as done must survive a crash: the result
+	// is durable before the completed update goes out.
+	if err := s.checkpoint(wctx); err != nil {
 		return err
 	}
 	status := acp.ToolCallStatusCompleted
@@ -120,29 +118,31 @@ func acpLocations(locs []tools.Location) []acp.ToolCallLocation {
 }
 
 // execTool runs one tool under the session's mode, handling escalation.
+// The escalation request is read by the same strict parse the tool's Run
+// uses, so the permission request shows exactly what runs.
 func (srv *Server) execTool(ctx context.Context, s *session, id, name string, args json.RawMessage, title string, kind tools.Kind, locs []tools.Location) tools.Result {
-	tool, err := srv.toolsFor(s.mode(srv.cfg.Mode)).Lookup(name)
+	mode := s.mode(srv.cfg.Mode)
+	tool, err := srv.toolsFor(mode).Lookup(name)
 	if err != nil {
 		return tools.Result{Text: err.Error(), IsError: true}
 	}
-	mode := s.mode(srv.cfg.Mode)
-	var esc escalationArgs
-	_ = json.Unmarshal(args, &esc)
-	if esc.SandboxPermissions != "" && (name == "bash" || name == "write") {
-		wanted := esc.SandboxPermissions
-		if !ValidMode(wanted) {
-			return tools.Result{Text: fmt.Sprintf("sandbox_permissions %q is not a sandbox mode (read-only, workspace-write, danger-full-access)", wanted), IsError: true}
+	esc, err := srv.toolEnv(s, mode).Escalation(name, args)
+	if err != nil {
+		return tools.Result{Text: err.Error(), IsError: true}
+	}
+	if esc.Mode != "" {
+		if !ValidMode(esc.Mode) {
+			return tools.Result{Text: fmt.Sprintf("sandbox_permissions %q is not a sandbox mode (read-only, workspace-write, danger-full-access)", esc.Mode), IsError: true}
 		}
-		if modeRank(wanted) > modeRank(mode) {
-			ok, why := srv.askEscalation(ctx, s, id, title, kind, locs, mode, wanted, esc)
+		if modeRank(esc.Mode) > modeRank(mode) {
+			ok, why := srv.askEscalation(ctx, s, id, kind, locs, mode, esc, args)
 			if !ok {
 				return tools.Result{Text: why, IsError: true}
 			}
-			mode = wanted
+			mode = esc.Mode
 		}
 	}
-	env := srv.toolEnv(s, mode)
-	res, err := tool.Run(ctx, env, args)
+	res, err := srv.runContained(ctx, s, tool, srv.toolEnv(s, mode), args)
 	if err != nil && res.Text == "" {
 		return tools.Result{Text: err.Error(), IsError: true}
 	}
@@ -152,16 +152,46 @@ func (srv *Server) execTool(ctx context.Context, s *session, id, name string, ar
 	return res
 }
 
+// runContained runs one tool call so that a panic in the tool becomes that
+// call's error result instead of the death of every session in the
+// process. The stack goes to the agent's log (stderr).
+func (srv *Server) runContained(ctx context.Context, s *session, tool tools.Tool, env *tools.Env, args json.RawMessage) (res tools.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			srv.log.Error("tool panicked", "session", s.id, "tool", tool.Name(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res = tools.Result{Text: fmt.Sprintf("The %s tool failed with an internal error (%v); the call was abandoned. This is a bug in reel, not in your arguments.", tool.Name(), r), IsError: true}
+			err = nil
+		}
+	}()
+	return tool.Run(ctx, env, args)
+}
+
 // askEscalation asks the client to approve one call under a wider mode.
-func (srv *Server) askEscalation(ctx context.Context, s *session, id, title string, kind tools.Kind, locs []tools.Location, mode, wanted string, esc escalationArgs) (bool, string) {
+// The request shows the whole command (and where it runs) or the path, as
+// the tool will use them.
+func (srv *Server) askEscalation(ctx context.Context, s *session, id string, kind tools.Kind, locs []tools.Location, mode string, esc tools.Escalation, args json.RawMessage) (bool, string) {
+	wanted := esc.Mode
 	if s.approval(srv.cfg.Approval) == ApprovalNever {
 		return false, fmt.Sprintf("Escalation to %s rejected without asking: the approval policy of this session is never. Nothing was executed.", wanted)
 	}
-	what := esc.Command
-	if what == "" {
-		what = esc.FilePath
+	what := "write " + esc.Path
+	detail := "Write " + esc.Path
+	if esc.Path == "" {
+		first, _, multi := strings.Cut(esc.Command, "\n")
+		what = first
+		if r := []rune(first); len(r) > 200 {
+			what, multi = string(r[:200]), true
+		}
+		if multi {
+			what += " … (the whole command is shown below)"
+		}
+		detail = "Run in " + esc.Workdir + ":\n\n" + esc.Command
 	}
-	reqTitle := fmt.Sprintf("Run outside the %s sandbox (%s): %s — %s", mode, wanted, what, esc.Justification)
+	reqTitle := fmt.Sprintf("Run outside the %s sandbox (%s): %s", mode, wanted, what)
+	if esc.Justification != "" {
+		reqTitle += " — " + esc.Justification
+		detail += "\n\nReason given: " + esc.Justification
+	}
 	resp, err := srv.conn.RequestPermission(ctx, acp.RequestPermissionRequest{
 		SessionId: acp.SessionId(s.id),
 		ToolCall: acp.ToolCallUpdate{
@@ -170,6 +200,8 @@ func (srv *Server) askEscalation(ctx context.Context, s *session, id, title stri
 			Kind:       acp.Ptr(acp.ToolKind(kind)),
 			Status:     acp.Ptr(acp.ToolCallStatusPending),
 			Locations:  acpLocations(locs),
+			Content:    []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(detail))},
+			RawInput:   args,
 		},
 		Options: []acp.PermissionOption{
 			{Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: "allow_once"},

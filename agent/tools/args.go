@@ -3,7 +3,9 @@ package tools
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,8 +17,39 @@ type argObject struct {
 	fields map[string]json.RawMessage
 }
 
+// argNames returns the argument names a tool accepts: the properties of
+// its schema with every option on (escalation included). Names are exact
+// and case-sensitive; TestArgNamesMatchSchemas holds this list to the
+// schemas.
+func argNames(tool string) []string {
+	switch tool {
+	case "bash":
+		return []string{"command", "description", "workdir", "timeout", "run_in_background", "sandbox_permissions", "justification"}
+	case "read":
+		return []string{"file_path", "offset", "limit"}
+	case "write":
+		return []string{"file_path", "content", "sandbox_permissions", "justification"}
+	case "edit":
+		return []string{"file_path", "old_string", "new_string", "replace_all"}
+	case "glob":
+		return []string{"pattern", "path"}
+	case "grep":
+		return []string{"pattern", "path", "glob", "output_mode", "-i"}
+	case "todo_write":
+		return []string{"todos"}
+	}
+	return nil
+}
+
 // decodeArgs decodes raw as a JSON object. Empty input and null count as an
 // empty object.
+//
+// Decoding is strict, because what a permission request shows must be
+// exactly what runs: every member name must be one of the tool's argument
+// names, spelled exactly; a name given twice, or two names that differ only
+// in case, are refused with the names quoted. (encoding/json matches struct
+// fields case-insensitively and keeps the last of duplicate keys, which is
+// how {"command":…,"Command":…} could show one command and run another.)
 func decodeArgs(tool string, raw json.RawMessage) (argObject, error) {
 	o := argObject{tool: tool, fields: map[string]json.RawMessage{}}
 	trimmed := bytes.TrimSpace(raw)
@@ -29,6 +62,17 @@ func decodeArgs(tool string, raw json.RawMessage) (argObject, error) {
 		}
 		return o, &ArgError{Tool: tool, Msg: "want a JSON object"}
 	}
+	if !json.Valid(trimmed) {
+		err := json.Unmarshal(trimmed, &o.fields)
+		return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
+	}
+	names, err := memberNames(trimmed)
+	if err != nil {
+		return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
+	}
+	if err := checkNames(tool, names); err != nil {
+		return o, err
+	}
 	if err := json.Unmarshal(trimmed, &o.fields); err != nil {
 		return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
 	}
@@ -38,6 +82,62 @@ func decodeArgs(tool string, raw json.RawMessage) (argObject, error) {
 		}
 	}
 	return o, nil
+}
+
+// memberNames returns the member names of the valid JSON object obj, in
+// order and with repeats.
+func memberNames(obj []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	var names []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := t.(string)
+		names = append(names, name)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// checkNames refuses repeated, case-colliding and unknown member names.
+func checkNames(tool string, names []string) error {
+	known := argNames(tool)
+	seen := make(map[string]string, len(names))
+	for _, n := range names {
+		folded := strings.ToLower(n)
+		if prev, ok := seen[folded]; ok {
+			if prev == n {
+				return &ArgError{Tool: tool, Arg: n, Msg: "given more than once"}
+			}
+			return &ArgError{Tool: tool, Msg: fmt.Sprintf("%q and %q differ only in case; argument names are exact", prev, n)}
+		}
+		seen[folded] = n
+		if known != nil && !slices.Contains(known, n) {
+			msg := "unknown argument (want one of " + strings.Join(quoteAll(known), ", ") + ")"
+			if i := slices.IndexFunc(known, func(k string) bool { return strings.EqualFold(k, n) }); i >= 0 {
+				msg = fmt.Sprintf("unknown argument; names are case-sensitive (did you mean %q?)", known[i])
+			}
+			return &ArgError{Tool: tool, Arg: n, Msg: msg}
+		}
+	}
+	return nil
+}
+
+// quoteAll quotes each string.
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // has reports whether the argument is present and not null.

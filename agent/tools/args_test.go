@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -28,7 +29,11 @@ func TestParseArgs(t *testing.T) {
 		{name: "bash all fields", tool: "bash",
 			raw:  `{"command":"ls","description":"List","workdir":"sub","timeout":5000,"run_in_background":true,"sandbox_permissions":"danger-full-access","justification":"why"}`,
 			want: BashArgs{Command: "ls", Description: "List", Workdir: "sub", Timeout: 5000, RunInBackground: true, SandboxPermissions: "danger-full-access", Justification: "why"}},
-		{name: "bash extra args tolerated", tool: "bash", raw: `{"command":"ls","dangerouslyDisableSandbox":true,"x":[1]}`, want: BashArgs{Command: "ls"}},
+		{name: "bash unknown arg refused", tool: "bash", raw: `{"command":"ls","dangerouslyDisableSandbox":true,"x":[1]}`, wantArg: "dangerouslyDisableSandbox"},
+		{name: "bash names differing in case", tool: "bash", raw: `{"command":"touch /outside/x","Command":"ls -la","sandbox_permissions":"danger-full-access"}`, wantArg: "-"},
+		{name: "bash name in other case alone", tool: "bash", raw: `{"Command":"ls"}`, wantArg: "Command"},
+		{name: "bash duplicate name", tool: "bash", raw: `{"command":"ls -la","command":"touch /outside/x"}`, wantArg: "command"},
+		{name: "bash duplicate escalation", tool: "bash", raw: `{"command":"ls","sandbox_permissions":"workspace-write","sandbox_permissions":"danger-full-access"}`, wantArg: "sandbox_permissions"},
 		{name: "bash numbers and booleans as strings", tool: "bash", raw: `{"command":"ls","timeout":"200","run_in_background":"false"}`, want: BashArgs{Command: "ls", Timeout: 200}},
 		{name: "bash integral float timeout", tool: "bash", raw: `{"command":"ls","timeout":1e3}`, want: BashArgs{Command: "ls", Timeout: 1000}},
 		{name: "bash null is absent", tool: "bash", raw: `{"command":"ls","timeout":null,"workdir":null}`, want: BashArgs{Command: "ls"}},
@@ -58,8 +63,11 @@ func TestParseArgs(t *testing.T) {
 		{name: "edit replace_all string", tool: "edit", raw: `{"file_path":"a","old_string":"x","new_string":"y","replace_all":"yes"}`, wantArg: "replace_all"},
 		{name: "glob", tool: "glob", raw: `{"pattern":"**/*.go","path":"src"}`, want: GlobArgs{Pattern: "**/*.go", Path: "src"}},
 		{name: "glob missing pattern", tool: "glob", raw: `{"path":"src"}`, wantArg: "pattern"},
-		{name: "grep", tool: "grep", raw: `{"pattern":"x","path":"p","glob":"*.go","output_mode":"count","-i":true,"-n":true}`,
+		{name: "grep", tool: "grep", raw: `{"pattern":"x","path":"p","glob":"*.go","output_mode":"count","-i":true}`,
 			want: GrepArgs{Pattern: "x", Path: "p", Glob: "*.go", OutputMode: "count", IgnoreCase: true}},
+		{name: "grep unknown flag", tool: "grep", raw: `{"pattern":"x","-n":true}`, wantArg: "-n"},
+		{name: "write names differing in case", tool: "write", raw: `{"file_path":"inside.txt","File_Path":"/outside/x","content":""}`, wantArg: "-"},
+		{name: "write escaped duplicate name", tool: "write", raw: `{"file_path":"inside.txt","file\u005fpath":"/outside/x","content":""}`, wantArg: "file_path"},
 		{name: "grep -i not bool", tool: "grep", raw: `{"pattern":"x","-i":"sure"}`, wantArg: "-i"},
 		{name: "grep missing pattern", tool: "grep", raw: `{}`, wantArg: "pattern"},
 	}
@@ -119,6 +127,30 @@ func TestBashTimeoutMS(t *testing.T) {
 	for _, tc := range tests {
 		if got := (BashArgs{Timeout: tc.in}).TimeoutMS(); got != tc.want {
 			t.Errorf("TimeoutMS(%d) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestArgNamesMatchSchemas holds the strict decoder's list of argument
+// names to the schemas the model is given: a schema property the decoder
+// refused, or a name it accepted that no schema declares, fails.
+func TestArgNamesMatchSchemas(t *testing.T) {
+	for _, tool := range Default(Options{Escalation: true}).Tools() {
+		var params struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Schema().Parameters, &params); err != nil {
+			t.Fatalf("%s: %v", tool.Name(), err)
+		}
+		var fromSchema []string
+		for k := range params.Properties {
+			fromSchema = append(fromSchema, k)
+		}
+		slices.Sort(fromSchema)
+		known := slices.Clone(argNames(tool.Name()))
+		slices.Sort(known)
+		if !slices.Equal(fromSchema, known) {
+			t.Errorf("%s: schema properties %q, decoder accepts %q", tool.Name(), fromSchema, known)
 		}
 	}
 }

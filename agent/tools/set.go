@@ -194,3 +194,45 @@ func compactJSON(s string) json.RawMessage {
 	}
 	return buf.Bytes()
 }
+
+// Escalation is a call's request to run under a wider sandbox mode than the
+// session's. It comes from the same strict parse the tool's Run uses, so
+// what a permission request shows is exactly what runs.
+type Escalation struct {
+	// Mode is the requested mode; "" when the call asks for none.
+	Mode string
+	// Justification is the model's reason, shown to the user.
+	Justification string
+	// Command is the whole bash script (bash only).
+	Command string
+	// Workdir is the absolute directory the command runs in (bash only).
+	Workdir string
+	// Path is the absolute path the call writes (write only).
+	Path string
+}
+
+// Escalation parses the escalation request of a call to the tool name.
+// Tools that cannot escalate give the zero Escalation and no error; for
+// bash and write an argument error is returned exactly as Run would
+// report it.
+func (e *Env) Escalation(name string, args json.RawMessage) (Escalation, error) {
+	switch name {
+	case "bash":
+		a, err := ParseBashArgs(args)
+		if err != nil {
+			return Escalation{}, err
+		}
+		wd := e.Cwd
+		if a.Workdir != "" {
+			wd = e.abs(a.Workdir)
+		}
+		return Escalation{Mode: a.SandboxPermissions, Justification: a.Justification, Command: a.Command, Workdir: wd}, nil
+	case "write":
+		a, err := ParseWriteArgs(args)
+		if err != nil {
+			return Escalation{}, err
+		}
+		return Escalation{Mode: a.SandboxPermissions, Justification: a.Justification, Path: e.abs(a.FilePath)}, nil
+	}
+	return Escalation{}, nil
+}

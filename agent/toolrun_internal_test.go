@@ -1,0 +1,39 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/reel-agent/reel/agent/tools"
+)
+
+// panicTool is a tool with a bug: every call panics.
+type panicTool struct{}
+
+func (panicTool) Name() string         { return "boom" }
+func (panicTool) Schema() tools.Schema { return tools.Schema{Name: "boom", Parameters: json.RawMessage(`{}`)} }
+func (panicTool) Run(context.Context, *tools.Env, json.RawMessage) (tools.Result, error) {
+	var m map[string]int
+	m["x"] = 1 // assignment to a nil map: a runtime panic
+	return tools.Result{}, nil
+}
+
+// TestToolPanicIsTheCallsError: a panicking tool gives that call an error
+// result naming the tool, and the process (every other session) lives on.
+func TestToolPanicIsTheCallsError(t *testing.T) {
+	var logs strings.Builder
+	srv := &Server{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	res, err := srv.runContained(context.Background(), &session{id: "s1"}, panicTool{}, &tools.Env{Cwd: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatalf("error %v, want an error result", err)
+	}
+	if !res.IsError || !strings.Contains(res.Text, "boom tool failed") || !strings.Contains(res.Text, "nil map") {
+		t.Errorf("result %+v", res)
+	}
+	if !strings.Contains(logs.String(), "tool panicked") || !strings.Contains(logs.String(), "stack=") {
+		t.Errorf("the panic was not logged with its stack: %s", logs.String())
+	}
+}
