@@ -13,8 +13,10 @@ import (
 // panicTool is a tool with a bug: every call panics.
 type panicTool struct{}
 
-func (panicTool) Name() string         { return "boom" }
-func (panicTool) Schema() tools.Schema { return tools.Schema{Name: "boom", Parameters: json.RawMessage(`{}`)} }
+func (panicTool) Name() string { return "boom" }
+func (panicTool) Schema() tools.Schema {
+	return tools.Schema{Name: "boom", Parameters: json.RawMessage(`{}`)}
+}
 func (panicTool) Run(context.Context, *tools.Env, json.RawMessage) (tools.Result, error) {
 	var m map[string]int
 	m["x"] = 1 // assignment to a nil map: a runtime panic
