@@ -152,6 +152,11 @@ func Run(ctx context.Context, args []string, env IO) error {
 	if err != nil {
 		return err
 	}
+	if err := hideProcess(); err != nil {
+		// Without it a confined command may read the key from reel's
+		// /proc entries; say so loudly rather than fail the editor.
+		log.Error("cannot hide reel's /proc entries from its tools: a command may read the model key from /proc/<reel pid>/environ", "err", err)
+	}
 	store, err := OpenStore(o.StateDir, o.Store, o.Compress, log)
 	if err != nil {
 		return err

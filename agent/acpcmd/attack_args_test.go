@@ -209,3 +209,13 @@ func TestAttackApprovalShowsWhatRuns(t *testing.T) {
 		})
 	}
 }
+
+// jsonArgs encodes tool-call arguments.
+func jsonArgs(t *testing.T, v map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

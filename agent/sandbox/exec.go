@@ -150,6 +150,9 @@ func Exec(args []string) error {
 			}
 			env = setEnv(env, "TMPDIR", a.tmp)
 		}
+		if err := dropCapabilities(); err != nil {
+			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
+		}
 		if err := restrict(abi, a); err != nil {
 			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 		}
