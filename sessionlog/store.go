@@ -94,8 +94,12 @@ func (s *Session) Log() *Log { return s.log }
 
 // Append validates and appends events, then hands them to the writer. If
 // validation fails nothing is written; events validated before the failing
-// one are still appended.
+// one are still appended. A cancelled ctx appends nothing (the in-memory
+// log never runs ahead of the writer).
 func (s *Session) Append(ctx context.Context, events ...Event) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	for i := range events {
 		if err := s.log.Append(events[i]); err != nil {
 			if i > 0 {

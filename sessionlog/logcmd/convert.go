@@ -2,6 +2,7 @@ package logcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -28,8 +29,10 @@ func writeFile(path string, h sessionlog.Header, events []sessionlog.Event) erro
 
 // convert copies a log between backends losslessly: every logical event,
 // with its exact data bytes, and the exact header. A torn tail is refused
-// here (repair the log first) so that nothing is dropped silently.
-func convert(_ context.Context, in, out string) error {
+// here (repair the log first) so that nothing is dropped silently. OUT
+// must not exist; the session lock that guards it (see lockID) is held
+// while it is written, so a reel cannot open a session there meanwhile.
+func convert(_ context.Context, in, out string) (err error) {
 	if exists(out) {
 		return fmt.Errorf("convert: %s already exists; refusing to overwrite it", out)
 	}
@@ -40,19 +43,29 @@ func convert(_ context.Context, in, out string) error {
 	if l.torn != nil {
 		return fmt.Errorf("convert: %s has a torn tail at line %d; run `reel log repair %s` first", in, l.torn.Line, in)
 	}
+	locks := newLocks("convert", out)
+	defer func() { err = errors.Join(err, locks.release()) }()
+	if err := locks.take(lockID(out, l.header)); err != nil {
+		return err
+	}
+	if exists(out) {
+		return fmt.Errorf("convert: %s already exists; refusing to overwrite it", out)
+	}
 	return writeFile(out, l.header, l.events)
 }
 
 // repair commits crash-repair closers to a log file: it validates the log,
 // drops a torn tail, and appends the synthetic closers (error tool results,
-// step/end, turn/end interrupted). The file is replaced atomically.
-func repair(_ context.Context, path string, stdout io.Writer) error {
+// step/end, turn/end interrupted). The file is replaced atomically, under
+// the session's lock: a log a reel holds open is refused (*LiveError).
+func repair(_ context.Context, path string, stdout io.Writer) (err error) {
 	// seed validates first, so a refused log is reported as FILE:LINE: seq
 	// N (type) like verify does (Load would prefix the file name again).
-	l, _, err := seed(path)
+	locks, l, _, err := lockedRead("repair", path)
 	if err != nil {
 		return err
 	}
+	defer func() { err = errors.Join(err, locks.release()) }()
 	ld, err := sessionlog.Load(path, l.header, l.events)
 	if err != nil {
 		return l.locate(err)

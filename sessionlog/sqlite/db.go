@@ -94,6 +94,20 @@ func openDB(ctx context.Context, path string, create bool) (*sql.DB, error) {
 	if !ok && !create {
 		return nil, fmt.Errorf("%s: %w", path, sessionlog.ErrNotFound)
 	}
+	if !ok {
+		// SQLite would create the file 0644; its -wal and -shm take the
+		// database file's mode, so creating it 0600 here makes all three
+		// private, like the JSONL logs.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if err == nil {
+			if err := f.Close(); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+	}
 	db, err := sql.Open("sqlite", path+"?_busy_timeout=10000&_synchronous=FULL&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -37,6 +37,36 @@
 // batch's first seq, and commits with synchronous=FULL: durable on return.
 // A crash loses at most the uncommitted batch; there are no torn tails.
 //
+// # What the write-ahead log guarantees, and what it does not
+//
+// Commits go to <dir>/sessions.db-wal first. Every WAL frame carries a
+// checksum chained over the WAL header and every frame before it (and the
+// header's salts). SQLite verifies the chain only when it recovers a WAL,
+// on the first open after a process died without checkpointing: recovery
+// stops at the first frame that does not match, and that frame and every
+// later one are ignored, committed or not. So a damaged byte in a WAL frame
+// loses the transaction holding it and every later transaction: the store
+// then loads the log as of the last commit before the damage — a valid
+// prefix that ends at a Sync boundary (each Sync is one transaction; an
+// unfinished turn is closed by the repair closers, as after a crash) — and
+// reports nothing, because SQLite reports nothing; a
+// damaged WAL header drops the whole WAL. TestWALByteFlip pins exactly
+// this. The store keeps no high-water mark outside the database to tell
+// such a shortened log from one that was never longer: it would cost a
+// second fsync'd file per commit, and would not cover the main database
+// file, whose pages SQLite does not checksum at all (a damaged page there
+// is "database disk image is malformed", or wrong rows that fail the load
+// checks above). What the store does do is keep the exposure short: Close
+// checkpoints the WAL into the database and truncates it, so a cleanly
+// closed store has nothing in its WAL, and only the commits of a process
+// that died since its last clean close ever depend on WAL recovery.
+//
+// # Files
+//
+// sessions.db is created 0600 (an existing one is made 0600 on Open); its
+// -wal and -shm take the database file's mode, so all three are private,
+// like the JSONL logs.
+//
 // # Loading
 //
 // Open and Inspect read the rows in seq order, rebuild each record and

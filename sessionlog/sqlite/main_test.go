@@ -13,5 +13,6 @@ func crashOpen(dir string) (sessionlog.Store, error) { return sqlite.Open(dir, s
 
 func TestMain(m *testing.M) {
 	sessionlogtest.RunCrashChild(map[string]sessionlogtest.Opener{"sqlite": crashOpen})
+	runWALChild()
 	os.Exit(m.Run())
 }

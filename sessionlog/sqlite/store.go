@@ -47,6 +47,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	ctx := context.Background()
 	path := filepath.Join(dir, DBName)
+	if err := private(path); err != nil {
+		return nil, err
+	}
 	db, err := openDB(ctx, path, true)
 	if err != nil {
 		return nil, err
@@ -61,11 +64,43 @@ func Open(dir string, opts Options) (*Store, error) {
 	return &Store{dir: dir, path: path, db: db, log: lg}, nil
 }
 
+// private makes an existing store database and its -wal and -shm 0600 (an
+// older reel created them 0644); a new one is created 0600 by openDB.
+func private(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite store: %w", err)
+		}
+		if fi.Mode().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+			if err := os.Chmod(p, fi.Mode().Perm()&0o700); err != nil {
+				return fmt.Errorf("sqlite store: make %s private: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Path returns the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database. Writers must be closed first.
-func (s *Store) Close() error { return s.db.Close() }
+// Close checkpoints the write-ahead log into the database file, truncating
+// it, and closes the database. Writers must be closed first. A cleanly
+// closed store leaves nothing in sessions.db-wal (SQLite then deletes it),
+// so a damaged WAL can only cost the commits of a store that did not close
+// (see the package doc). When another process still has the database open
+// the checkpoint may stop short; that process's own close finishes it.
+func (s *Store) Close() error {
+	var busy, logFrames, done int
+	err := s.db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done)
+	if err != nil {
+		err = fmt.Errorf("%s: checkpoint: %w", s.path, err)
+	}
+	return errors.Join(err, s.db.Close())
+}
 
 // Create inserts a new session. An existing id gives an error wrapping
 // fs.ErrExist; a session whose lock is held gives sessionlog.ErrInUse.

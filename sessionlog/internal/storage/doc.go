@@ -9,7 +9,10 @@
 // a Writer is open. flock locks belong to an open file description, so two
 // Stores in one process conflict exactly like two processes do. Lock files
 // are never removed: unlinking a lock file that another process is about to
-// lock would let two writers in.
+// lock would let two writers in. Commands that rewrite a log file outside a
+// Store (`reel log repair`, `reel log convert`) take the same lock for the
+// session the file belongs to and refuse the file while a writer holds it,
+// so nothing renames a new file over a log a writer is appending to.
 //
 // # Files
 //
