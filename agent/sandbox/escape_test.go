@@ -1,13 +1,25 @@
 package sandbox
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/reel-agent/reel/agent/tools"
 )
@@ -216,11 +228,11 @@ func TestReadOnlyCanReadAndExecute(t *testing.T) {
 func TestDangerFullAccessIsNotConfined(t *testing.T) {
 	f := newFixture(t)
 	g, cmdFunc := f.sb.Hooks(DangerFullAccess, f.root)
-	if cmdFunc != nil {
-		t.Error("Hooks(danger-full-access) returned a CommandFunc; want nil (bash runs unconfined)")
+	if cmdFunc == nil {
+		t.Fatal("Hooks(danger-full-access) returned no CommandFunc; want bash under the supervisor")
 	}
-	if err := g.CheckWrite(f.victim()); err != nil {
-		t.Errorf("guard: %v", err)
+	if roots, err := g.WriteRoots(f.victim()); err != nil || roots != nil {
+		t.Errorf("guard: %v, %v; want no confinement", roots, err)
 	}
 	// sandbox-exec itself applies no ruleset in this mode, even when
 	// Landlock is (forced) unavailable.
@@ -303,4 +315,478 @@ func TestThroughBashTool(t *testing.T) {
 		t.Errorf("inside: %q, %v", b, err)
 	}
 	checkVictim(t, f)
+}
+
+// Process lifetime: every process a command starts ends with its call, its
+// job, or the process holding the Sandbox.
+
+// tokenEnv marks every process of one test's tree: the supervisor and all
+// its descendants inherit it, so a scan of /proc finds the survivors.
+const tokenEnv = "REEL_TREE_TOKEN"
+
+// allModes returns the modes whose commands must all end with their call.
+func allModes() []string { return []string{WorkspaceWrite, ReadOnly, DangerFullAccess} }
+
+// treeToken returns a token unique to the test.
+func treeToken(t *testing.T) string {
+	return fmt.Sprintf("%d-%s", os.Getpid(), strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+}
+
+// treeProcs lists the live processes (zombies excluded) whose environment
+// holds tokenEnv=token.
+func treeProcs(t *testing.T, token string) []string {
+	t.Helper()
+	want := []byte(tokenEnv + "=" + token)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Errorf("scanning /proc: %v", err) // may run off the test goroutine
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append(append([]byte{0}, env...), 0), append(append([]byte{0}, want...), 0)) {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(stat)
+		if fields := strings.Fields(st[strings.LastIndexByte(st, ')')+1:]); len(fields) > 0 && (fields[0] == "Z" || fields[0] == "X") {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		out = append(out, e.Name()+": "+strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " "))
+	}
+	return out
+}
+
+// noSurvivors fails the test when a process of the tree is alive.
+func noSurvivors(t *testing.T, token, when string) {
+	t.Helper()
+	if procs := treeProcs(t, token); len(procs) > 0 {
+		t.Errorf("SURVIVORS %s:\n%s", when, strings.Join(procs, "\n"))
+		for _, p := range procs {
+			pid, _ := strconv.Atoi(p[:strings.IndexByte(p, ':')])
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// waitNoSurvivors polls until the tree is gone, failing after a generous
+// hang-detecting timeout.
+func waitNoSurvivors(t *testing.T, token, when string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(treeProcs(t, token)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	noSurvivors(t, token, when)
+}
+
+// bashEnv is a tool environment running bash through the fixture's
+// Sandbox in mode, every process marked with token.
+func (f *fixture) bashEnv(t *testing.T, mode, token string) *tools.Env {
+	t.Helper()
+	_, run := f.sb.Hooks(mode, f.root)
+	return &tools.Env{
+		Cwd:      f.root,
+		SpillDir: t.TempDir(),
+		Exec: func(ctx context.Context, script, workdir string) (*exec.Cmd, error) {
+			var cmd *exec.Cmd
+			if run != nil {
+				c, err := run(ctx, script, workdir)
+				if err != nil {
+					return nil, err
+				}
+				cmd = c
+			} else {
+				cmd = exec.CommandContext(ctx, "bash", "-c", script)
+			}
+			cmd.Env = append(os.Environ(), helperEnv+"=1", tokenEnv+"="+token)
+			return cmd, nil
+		},
+	}
+}
+
+// starter is a way a command leaves a process behind.
+type starter struct{ name, script string }
+
+// starters returns the ways a command leaves processes behind. Each prints
+// "ready" on the pipe of a process substitution once its process is up
+// (and then sleeps holding that pipe), so `read` returns only then.
+func starters() []starter {
+	return []starter{
+		{"background child", `sh -c 'echo ready; exec sleep 1000' &`},
+		{"setsid child", `setsid sh -c 'echo ready; exec sleep 1000' &`},
+		{"double-forked daemon", `sh -c 'setsid sh -c "echo ready; exec sleep 1000" & exit 0' &`},
+		{"child ignoring SIGTERM", `trap '' TERM; exec sh -c 'echo ready; exec sleep 1000'`},
+	}
+}
+
+// startAll is a script starting every starter and waiting for each.
+func startAll() string {
+	var b strings.Builder
+	for _, s := range starters() {
+		fmt.Fprintf(&b, "read -r _ < <(%s)\n", s.script)
+	}
+	return b.String()
+}
+
+func runBash(t *testing.T, ctx context.Context, env *tools.Env, args map[string]any) (tools.Result, error) {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tools.Bash{}.Run(ctx, env, raw)
+}
+
+// TestLifetimeForeground: what a foreground call leaves running is dead
+// when the call returns, in every mode.
+func TestLifetimeForeground(t *testing.T) {
+	requireLandlock(t)
+	for _, mode := range allModes() {
+		t.Run(mode, func(t *testing.T) {
+			for _, s := range starters() {
+				t.Run(s.name, func(t *testing.T) {
+					f := newFixture(t)
+					token := treeToken(t)
+					res, err := runBash(t, t.Context(), f.bashEnv(t, mode, token), map[string]any{
+						"command": "read -r _ < <(" + s.script + ")\necho started"})
+					if err != nil || res.Text != "started\n" {
+						t.Fatalf("result %+v, %v", res, err)
+					}
+					noSurvivors(t, token, "after the call returned")
+				})
+			}
+		})
+	}
+}
+
+// TestLifetimeInterrupted: cancel and timeout end the whole tree,
+// including children in other sessions and children ignoring SIGTERM.
+func TestLifetimeInterrupted(t *testing.T) {
+	requireLandlock(t)
+	for _, mode := range allModes() {
+		for _, how := range []string{"cancel", "timeout"} {
+			t.Run(mode+"/"+how, func(t *testing.T) {
+				f := newFixture(t)
+				token := treeToken(t)
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				args := map[string]any{"command": startAll() + "echo up\nsleep 1000"}
+				if how == "timeout" {
+					args["timeout"] = 3000
+				} else {
+					go func() {
+						// Cancel once every starter and the last sleep run.
+						for ctx.Err() == nil {
+							n := 0
+							for _, p := range treeProcs(t, token) {
+								if strings.Contains(p, ": sleep 1000") {
+									n++
+								}
+							}
+							if n == len(starters())+1 {
+								cancel()
+								return
+							}
+							time.Sleep(10 * time.Millisecond)
+						}
+					}()
+				}
+				res, err := runBash(t, ctx, f.bashEnv(t, mode, token), args)
+				want := "up\n[cancelled]"
+				if how == "timeout" {
+					want = "up\n[timed out after 3000 ms]"
+					if err != nil {
+						t.Fatal(err)
+					}
+				} else if !errors.Is(err, context.Canceled) {
+					t.Fatalf("error %v, want context.Canceled", err)
+				}
+				if res.Text != want || !res.IsError {
+					t.Errorf("result %+v, want %q", res, want)
+				}
+				noSurvivors(t, token, "after the "+how)
+			})
+		}
+	}
+}
+
+// lifetimeOwner is a tools.ProcessOwner for the tests.
+type lifetimeOwner struct {
+	mu    sync.Mutex
+	stops []func()
+}
+
+func (o *lifetimeOwner) Own(stop func()) func() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stops = append(o.stops, stop)
+	return func() {}
+}
+
+// TestLifetimeBackgroundStopped: a background job stopped by its owner is
+// gone, tree and all, when stop returns.
+func TestLifetimeBackgroundStopped(t *testing.T) {
+	requireLandlock(t)
+	for _, mode := range allModes() {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			token := treeToken(t)
+			env := f.bashEnv(t, mode, token)
+			owner := &lifetimeOwner{}
+			env.Owner = owner
+			res, err := runBash(t, t.Context(), env, map[string]any{"command": startAll() + "echo up\nsleep 1000", "run_in_background": true})
+			if err != nil || res.IsError {
+				t.Fatalf("result %+v, %v", res, err)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				b, _ := os.ReadFile(res.SpillPath)
+				if string(b) == "up\n" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the job did not come up: %q", b)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if len(owner.stops) != 1 {
+				t.Fatalf("the owner got %d jobs, want 1", len(owner.stops))
+			}
+			owner.stops[0]()
+			noSurvivors(t, token, "after stop returned")
+			if b, _ := os.ReadFile(res.SpillPath); string(b) != "up\n\n[killed by signal 15 (terminated)]\n" {
+				t.Errorf("output file %q", b)
+			}
+		})
+	}
+}
+
+// TestLifetimeParentKilled: when the process holding the Sandbox dies by
+// SIGKILL, its supervisors see EOF on the liveness pipe and kill their
+// trees.
+func TestLifetimeParentKilled(t *testing.T) {
+	requireLandlock(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range allModes() {
+		t.Run(mode, func(t *testing.T) {
+			f := newFixture(t)
+			token := treeToken(t)
+			parent := exec.Command(exe, "sandbox-test-parent", mode, f.root, f.tempRoot, startAll()+"echo up\nsleep 1000")
+			parent.Env = append(os.Environ(), helperEnv+"=1", tokenEnv+"="+token)
+			parent.Stderr = os.Stderr
+			out, err := parent.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := parent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil || !strings.HasSuffix(line, " up\n") {
+				_ = parent.Process.Kill()
+				t.Fatalf("parent said %q, %v", line, err)
+			}
+			if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = parent.Wait()
+			waitNoSurvivors(t, token, "after the parent died by SIGKILL")
+		})
+	}
+}
+
+// TestSupervisorExitStatus: the caller sees the program's exit code, or
+// the signal it died by, and nothing but 0, 1 and 2 reaches the program
+// (the liveness pipe in particular).
+func TestSupervisorExitStatus(t *testing.T) {
+	requireLandlock(t)
+	cases := []struct {
+		script string
+		code   int
+		sig    syscall.Signal
+		stdout string
+	}{
+		{script: `exit 7`, code: 7},
+		{script: `echo fine`, code: 0, stdout: "fine\n"},
+		{script: `kill -TERM $$`, sig: syscall.SIGTERM},
+		{script: `kill -SEGV $$`, sig: syscall.SIGSEGV},
+		{script: `kill -ABRT $$`, sig: syscall.SIGABRT},
+		{script: `kill -KILL $$`, sig: syscall.SIGKILL},
+		{script: `kill -PIPE $$`, sig: syscall.SIGPIPE},
+		{script: `kill -USR1 $$`, sig: syscall.SIGUSR1},
+		// ls's own directory is fd 3: nothing else was inherited.
+		{script: `exec ls /proc/self/fd`, stdout: "0\n1\n2\n3\n"},
+	}
+	for _, mode := range allModes() {
+		for _, tc := range cases {
+			t.Run(mode+"/"+tc.script, func(t *testing.T) {
+				f := newFixture(t)
+				cmd := f.command(t, mode, tc.script)
+				cmd.ExtraFiles = append(cmd.ExtraFiles, os.Stdin) // an unrelated inherited fd
+				var stdout, stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				_ = cmd.Run()
+				ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+				switch {
+				case tc.sig != 0 && (!ws.Signaled() || ws.Signal() != tc.sig):
+					t.Errorf("status %v, want killed by %v (stderr %q)", cmd.ProcessState, tc.sig, stderr.String())
+				case tc.sig == 0 && (ws.Signaled() || ws.ExitStatus() != tc.code):
+					t.Errorf("status %v, want exit %d (stderr %q)", cmd.ProcessState, tc.code, stderr.String())
+				}
+				if tc.stdout != "" && stdout.String() != tc.stdout {
+					t.Errorf("stdout %q, want %q", stdout.String(), tc.stdout)
+				}
+			})
+		}
+	}
+}
+
+// openPty opens a new pseudo-terminal and returns its master and slave and
+// the slave's path.
+func openPty(t *testing.T) (master, slave *os.File, path string) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("!!! SKIPPED LOUDLY: no pseudo-terminals here (/dev/ptmx: %v); the controlling-terminal attack is not tested", err)
+	}
+	master = os.NewFile(uintptr(fd), "/dev/ptmx")
+	t.Cleanup(func() { _ = master.Close() })
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("ptsname: %v", err)
+	}
+	path = fmt.Sprintf("/dev/pts/%d", n)
+	slave, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slave.Close() })
+	// Drain what the attacks push, so the terminal never fills.
+	go func() { _, _ = io.Copy(io.Discard, master) }()
+	return master, slave, path
+}
+
+// withTerminal makes slave the controlling terminal of cmd, which starts a
+// session of its own.
+func withTerminal(cmd *exec.Cmd, slave *os.File) {
+	cmd.ExtraFiles = append(cmd.ExtraFiles, slave)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 2 + len(cmd.ExtraFiles)}
+}
+
+// tiocsti is a perl script that opens path (mode "+<" or "<") and pushes a
+// character into the terminal with TIOCSTI.
+func tiocsti(open, path string) string {
+	return fmt.Sprintf(`perl -e 'open(my $t, "%s", "%s") or die "open: $!\n"; my $c = "x"; ioctl($t, 0x5412, $c) or die "ioctl: $!\n"; print "pushed\n"'`, open, path)
+}
+
+// TestNoControllingTerminal: even when its caller has a controlling
+// terminal, a command under the supervisor has none, so /dev/tty cannot be
+// opened; and in the confining modes no ioctl (TIOCSTI) works on a
+// terminal it opens by path.
+func TestNoControllingTerminal(t *testing.T) {
+	abi := requireLandlock(t)
+	_, slave, slavePath := openPty(t)
+	devTTY := tiocsti("+<", "/dev/tty")
+
+	// The attack is real: a process of the terminal's session pushes.
+	ctl := exec.Command("bash", "-c", devTTY)
+	withTerminal(ctl, slave)
+	if out, err := ctl.CombinedOutput(); err != nil || string(out) != "pushed\n" {
+		t.Fatalf("control run with a controlling terminal: %q, %v; the test tests nothing", out, err)
+	}
+
+	for _, mode := range allModes() {
+		t.Run(mode+"/dev/tty", func(t *testing.T) {
+			f := newFixture(t)
+			cmd := f.command(t, mode, devTTY)
+			withTerminal(cmd, slave)
+			res := run(t, cmd)
+			if res.code == 0 || !strings.HasPrefix(res.stderr, "open: ") || strings.Contains(res.stdout, "pushed") {
+				t.Errorf("ESCAPE: exit %d, stdout %q, stderr %q; want open(/dev/tty) to fail", res.code, res.stdout, res.stderr)
+			}
+		})
+		if mode == DangerFullAccess {
+			continue
+		}
+		t.Run(mode+"/slave path", func(t *testing.T) {
+			if abi < 5 {
+				t.Skipf("!!! PARTIAL ENFORCEMENT: Landlock ABI %d cannot deny ioctl on devices (needs ABI 5)", abi)
+			}
+			f := newFixture(t)
+			cmd := f.command(t, mode, tiocsti("<", slavePath))
+			withTerminal(cmd, slave)
+			res := run(t, cmd)
+			if res.code == 0 || !strings.HasPrefix(res.stderr, "ioctl: ") || strings.Contains(res.stdout, "pushed") {
+				t.Errorf("ESCAPE: exit %d, stdout %q, stderr %q; want the ioctl refused", res.code, res.stdout, res.stderr)
+			}
+		})
+	}
+}
+
+// TestNetwork: with Network(false), the confining modes deny TCP connect
+// and bind; with the default, and in danger-full-access, both work.
+func TestNetwork(t *testing.T) {
+	abi := requireLandlock(t)
+	if abi < minNetworkABI {
+		t.Skipf("!!! PARTIAL ENFORCEMENT: Landlock ABI %d has no network rules; --network off fails closed (see TestDescribe)", abi)
+	}
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	ln, err := lc.Listen(t.Context(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	scripts := map[string]string{
+		"connect": fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/%d && echo ok`, port),
+		"bind":    `perl -MIO::Socket::INET -e 'IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1", LocalPort => 0, Proto => "tcp") or die "bind: $!\n"; print "ok\n"'`,
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, network := range []bool{true, false} {
+		for _, mode := range allModes() {
+			for what, script := range scripts {
+				t.Run(fmt.Sprintf("network %v/%s/%s", network, mode, what), func(t *testing.T) {
+					f := newFixture(t)
+					f.sb = New(exe, TempRoot(f.tempRoot), Network(network))
+					defer f.sb.Close()
+					res := run(t, f.command(t, mode, script))
+					allowed := network || mode == DangerFullAccess
+					switch {
+					case allowed && (res.code != 0 || res.stdout != "ok\n"):
+						t.Errorf("exit %d, stdout %q, stderr %q; want it to work", res.code, res.stdout, res.stderr)
+					case !allowed && (res.code == 0 || !strings.Contains(res.stderr, "Permission denied")):
+						t.Errorf("NETWORK ESCAPE: exit %d, stdout %q, stderr %q; want it denied", res.code, res.stdout, res.stderr)
+					}
+				})
+			}
+		}
+	}
 }

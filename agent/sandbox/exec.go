@@ -33,10 +33,18 @@ type UnavailableError struct {
 	Mode string
 	// Err says why Landlock is unavailable.
 	Err error
+	// Network is set when Landlock works but lacks the network rules that
+	// --network off asks for (ABI below 4); ABI is the kernel's version.
+	Network bool
+	// ABI is the kernel's Landlock ABI when Network is set.
+	ABI int
 }
 
 // Error returns the SANDBOX_UNAVAILABLE line.
 func (e *UnavailableError) Error() string {
+	if e.Network {
+		return fmt.Sprintf("%s: --network off needs Landlock network rules (ABI %d), this kernel has ABI %d; refusing to run with network access in mode %s", UnavailableMarker, minNetworkABI, e.ABI, e.Mode)
+	}
 	return fmt.Sprintf("%s: Landlock is not available on this kernel; refusing to run unconfined in mode %s", UnavailableMarker, e.Mode)
 }
 
@@ -64,21 +72,38 @@ func ExitCode(err error) int {
 	return ExitUnavailable
 }
 
+// minNetworkABI is the first Landlock ABI with network rules.
+const minNetworkABI = 4
+
 // execArgs are the parsed arguments of sandbox-exec.
 type execArgs struct {
 	mode, root, tmp string
+	network         bool // false: deny TCP connect and bind
+	livenessFD      int  // -1: none
 	argv            []string
 }
 
 // parseExecArgs parses the arguments of sandbox-exec (without the
-// subcommand name). The temp dir defaults to DefaultTempDir(root).
+// subcommand name).
 func parseExecArgs(args []string) (execArgs, error) {
-	var a execArgs
+	a := execArgs{network: true, livenessFD: -1}
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&a.mode, "mode", "", "sandbox mode: read-only, workspace-write or danger-full-access")
 	fs.StringVar(&a.root, "root", "", "the writable root of workspace-write (absolute)")
-	fs.StringVar(&a.tmp, "tmp", "", "the writable temp dir of workspace-write (absolute; default: a per-root dir under the system temp dir)")
+	fs.StringVar(&a.tmp, "tmp", "", "the writable temp dir of workspace-write (absolute, required there)")
+	fs.IntVar(&a.livenessFD, "liveness-fd", -1, "an inherited fd, the read end of a pipe; EOF on it ends the command's tree")
+	fs.Func("network", "on (default) or off: off denies TCP connect and bind in confining modes", func(v string) error {
+		switch v {
+		case "on":
+			a.network = true
+		case "off":
+			a.network = false
+		default:
+			return fmt.Errorf("want on or off, got %q", v)
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return a, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -93,6 +118,8 @@ func parseExecArgs(args []string) (execArgs, error) {
 		return a, fmt.Errorf("%w: --mode is required", ErrUsage)
 	case !ValidMode(a.mode):
 		return a, fmt.Errorf("%w: unknown mode %q (want %s, %s or %s)", ErrUsage, a.mode, ReadOnly, WorkspaceWrite, DangerFullAccess)
+	case a.livenessFD != -1 && a.livenessFD < 3:
+		return a, fmt.Errorf("%w: --liveness-fd must be 3 or more, got %d", ErrUsage, a.livenessFD)
 	}
 	if a.mode != WorkspaceWrite {
 		return a, nil
@@ -100,35 +127,36 @@ func parseExecArgs(args []string) (execArgs, error) {
 	if a.root == "" || !filepath.IsAbs(a.root) {
 		return a, fmt.Errorf("%w: workspace-write needs an absolute --root, got %q", ErrUsage, a.root)
 	}
-	a.root = filepath.Clean(a.root)
-	if a.tmp == "" {
-		a.tmp = DefaultTempDir(a.root)
+	if a.tmp == "" || !filepath.IsAbs(a.tmp) {
+		return a, fmt.Errorf("%w: workspace-write needs an absolute --tmp (a private dir, mode 0700), got %q", ErrUsage, a.tmp)
 	}
-	if !filepath.IsAbs(a.tmp) {
-		return a, fmt.Errorf("%w: --tmp must be absolute, got %q", ErrUsage, a.tmp)
-	}
-	a.tmp = filepath.Clean(a.tmp)
+	a.root, a.tmp = filepath.Clean(a.root), filepath.Clean(a.tmp)
 	return a, nil
 }
 
 // Exec implements the hidden subcommand
 //
-//	reel sandbox-exec --mode MODE --root DIR [--tmp DIR] -- PROGRAM ARGS...
+//	reel sandbox-exec --mode MODE [--root DIR] [--tmp DIR] [--network on|off] [--liveness-fd N] -- PROGRAM ARGS...
 //
-// args are the arguments after "sandbox-exec". Exec confines the current
-// process with Landlock as MODE demands (see the package documentation) and
-// replaces it with PROGRAM, looked up in PATH; in workspace-write PROGRAM
-// gets TMPDIR set to the temp dir, which Exec creates if needed. On success
-// Exec does not return. In danger-full-access it applies no ruleset.
+// args are the arguments after "sandbox-exec". Exec makes the current
+// process the supervisor of PROGRAM (looked up in PATH): it confines itself
+// with Landlock as MODE demands (no ruleset in danger-full-access), becomes
+// a child subreaper, starts PROGRAM as its child in a new session (no
+// controlling terminal), waits for it, kills every remaining descendant and
+// exits with PROGRAM's status, dying by the same signal when PROGRAM died by
+// one. SIGTERM, SIGINT, SIGHUP or EOF on the liveness fd make it kill the
+// whole tree and exit. In workspace-write PROGRAM gets TMPDIR set to the
+// temp dir, which must be private (Exec creates it if needed). See the
+// package documentation. On success Exec does not return.
 //
-// When a confining mode is asked for and Landlock is unavailable, Exec
-// returns an *[UnavailableError] and PROGRAM never runs. The caller prints
-// the error's message on a line of its own to stderr and exits with
-// [ExitCode](err).
+// When a confining mode is asked for and Landlock (or, with --network off,
+// its network rules) is unavailable, Exec returns an *[UnavailableError]
+// and PROGRAM never runs. The caller prints the error's message on a line
+// of its own to stderr and exits with [ExitCode](err).
 //
 // Exec must be called before the process has started anything that could
-// be confused by the ruleset, and only in a process meant to become
-// PROGRAM: a ruleset, once applied, cannot be lifted.
+// be confused by the ruleset, and only in a process meant to do nothing
+// else: a ruleset, once applied, cannot be lifted.
 func Exec(args []string) error {
 	a, err := parseExecArgs(args)
 	if err != nil {
@@ -139,10 +167,14 @@ func Exec(args []string) error {
 		return fmt.Errorf("sandbox-exec: %w", err)
 	}
 	env := os.Environ()
+	var abi int
 	if a.mode != DangerFullAccess {
-		abi, err := Probe()
+		abi, err = Probe()
 		if abi < 1 {
 			return &UnavailableError{Mode: a.mode, Err: err}
+		}
+		if !a.network && abi < minNetworkABI {
+			return &UnavailableError{Mode: a.mode, Network: true, ABI: abi}
 		}
 		if a.mode == WorkspaceWrite {
 			if err := prepareTempDir(a.tmp); err != nil {
@@ -150,14 +182,8 @@ func Exec(args []string) error {
 			}
 			env = setEnv(env, "TMPDIR", a.tmp)
 		}
-		if err := dropCapabilities(); err != nil {
-			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
-		}
-		if err := restrict(abi, a); err != nil {
-			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
-		}
 	}
-	return execProgram(path, a.argv, env)
+	return supervise(abi, a, path, env)
 }
 
 // setEnv returns env with name set to value, replacing earlier settings.

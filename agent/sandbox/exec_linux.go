@@ -5,7 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -42,12 +41,15 @@ func configFor(abi int) landlock.Config {
 }
 
 // rules returns the Landlock rules of a confining mode at ABI version abi.
+// No rule grants ioctl on devices (ABI 5 and later handle that right), so a
+// confined command cannot use terminal ioctls such as TIOCSTI on any device
+// it opens; descriptors it inherited open are not affected.
 func rules(abi int, a execArgs) []landlock.Rule {
 	rs := []landlock.Rule{
 		landlock.RODirs("/"),
 		// The harmless devices every confining mode may read and write.
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty").
-			WithIoctlDev().IgnoreIfMissing(),
+			IgnoreIfMissing(),
 	}
 	if a.mode == WorkspaceWrite {
 		rw := landlock.RWDirs(a.root, a.tmp)
@@ -63,18 +65,24 @@ func rules(abi int, a execArgs) []landlock.Rule {
 	return rs
 }
 
-// restrict confines the current process (all its threads) for a.mode.
+// restrict confines the current process (all its threads) for a.mode: the
+// filesystem rules, and with a.network false the TCP connect and bind
+// rights too (no rule grants them, so both are denied on every port). The
+// caller has checked that abi offers network rules then.
 func restrict(abi int, a execArgs) error {
-	if err := configFor(abi).RestrictPaths(rules(abi, a)...); err != nil {
-		return fmt.Errorf("landlock (ABI %d): %w", abi, err)
+	cfg := configFor(abi)
+	var err error
+	if a.network {
+		err = cfg.RestrictPaths(rules(abi, a)...)
+	} else {
+		cfg = landlock.Config{
+			HandledAccessFS:  cfg.HandledAccessFS,
+			HandledAccessNet: landlock.AccessNetSet(llsyscall.AccessNetBindTCP | llsyscall.AccessNetConnectTCP),
+		}
+		err = cfg.Restrict(rules(abi, a)...)
 	}
-	return nil
-}
-
-// execProgram replaces the process with the program at path.
-func execProgram(path string, argv, env []string) error {
-	if err := syscall.Exec(path, argv, env); err != nil {
-		return fmt.Errorf("%w: exec %s: %w", ErrSetup, path, err)
+	if err != nil {
+		return fmt.Errorf("landlock (ABI %d): %w", abi, err)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-var errNotLinux = errors.New("landlock exists only on Linux")
+var errNotLinux = errors.New("landlock and the supervisor exist only on Linux")
 
 // Probe returns the Landlock ABI version the kernel offers; Landlock exists
 // only on Linux, so it returns 0 and an error wrapping [ErrUnavailable].
@@ -15,10 +15,7 @@ func Probe() (abi int, err error) {
 	return 0, fmt.Errorf("%w: %w", ErrUnavailable, errNotLinux)
 }
 
-// restrict cannot confine anything off Linux.
-func restrict(int, execArgs) error { return errNotLinux }
-
-// execProgram is not supported off Linux.
-func execProgram(path string, _, _ []string) error {
-	return fmt.Errorf("%w: exec %s: %w", ErrSetup, path, errNotLinux)
+// supervise is not supported off Linux.
+func supervise(_ int, _ execArgs, path string, _ []string) error {
+	return fmt.Errorf("%w: supervising %s: %w", ErrSetup, path, errNotLinux)
 }

@@ -2,80 +2,68 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-
-	"github.com/reel-agent/reel/agent/tools"
 )
 
-// guard is the in-process write check of one mode and root.
+// guard is the in-process write confinement of one mode and root: it names
+// the directories the file tools must open beneath, and words their
+// refusals with the denial marker.
 type guard struct {
 	mode, root, tmp string
 }
 
-// CheckWrite implements tools.Guard.
-func (g *guard) CheckWrite(path string) error {
+// WriteRoots implements tools.Guard: in workspace-write the root and its
+// temp dir, provided path lies lexically beneath one of them (each as given
+// or with its symbolic links resolved; path itself is not resolved, the
+// tools open it beneath the root); in danger-full-access none (unconfined);
+// read-only and unknown modes refuse every write.
+func (g *guard) WriteRoots(path string) ([]string, error) {
 	marker := Marker(g.mode)
 	switch g.mode {
 	case DangerFullAccess:
-		return nil
+		return nil, nil
 	case ReadOnly:
-		return fmt.Errorf("%s write to %s is not allowed: this mode permits no writes", marker, path)
+		return nil, fmt.Errorf("%s write to %s is not allowed: this mode permits no writes", marker, path)
 	case WorkspaceWrite:
 	default:
-		return fmt.Errorf("%s write to %s refused: unknown sandbox mode", marker, path)
+		return nil, fmt.Errorf("%s write to %s refused: unknown sandbox mode", marker, path)
 	}
 	p := path
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(g.root, p)
 	}
-	real, err := realPath(p)
-	if err != nil {
-		return fmt.Errorf("%s write to %s refused: %w", marker, path, err)
+	p = filepath.Clean(p)
+	roots := []string{g.root}
+	if g.tmp != "" && g.tmp != g.root {
+		roots = append(roots, g.tmp)
 	}
-	root, tmp := resolveDir(g.root), resolveDir(g.tmp)
-	if !within(real, root) && !within(real, tmp) {
-		where := path
-		if real != filepath.Clean(path) {
-			where = fmt.Sprintf("%s (resolved: %s)", path, real)
+	for _, r := range roots {
+		if beneath(p, r) {
+			return roots, nil
 		}
-		return fmt.Errorf("%s write to %s is outside the writable roots %s and %s", marker, where, root, tmp)
 	}
-	if n := hardLinks(real); n > 1 {
-		return fmt.Errorf("%s write to %s refused: the file has %d hard links and may be shared with a file outside the writable roots", marker, path, n)
-	}
-	return nil
+	return nil, fmt.Errorf("%s write to %s is outside the writable roots %s", marker, path, strings.Join(roots, " and "))
 }
 
-// resolveDir returns dir with its symbolic links resolved, or dir cleaned
-// when that fails.
-func resolveDir(dir string) string {
-	r, err := realPath(dir)
-	if err != nil {
-		return filepath.Clean(dir)
+// Refuse implements tools.Refuser: a refusal the tools found while opening
+// beneath the roots, marked like every denial.
+func (g *guard) Refuse(path, reason string) error {
+	return fmt.Errorf("%s write to %s refused: %s", Marker(g.mode), path, reason)
+}
+
+// beneath reports whether the clean absolute path p is the directory dir or
+// lies beneath it by name, with dir taken as given or with its symbolic
+// links resolved (dir is trusted).
+func beneath(p, dir string) bool {
+	if within(p, filepath.Clean(dir)) {
+		return true
 	}
-	return r
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && within(p, real)
 }
 
 // within reports whether the clean absolute path p is dir or beneath it.
 func within(p, dir string) bool {
 	return dir == "/" || p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }
-
-// hardLinks returns the link count of the regular file p, 0 when p is not
-// an existing regular file.
-func hardLinks(p string) uint64 {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() {
-		return 0
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 0
-}
-
-// realPath resolves where a write to p would land (shared with the tools).
-func realPath(p string) (string, error) { return tools.RealPath(p) }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reel-agent/reel/agent/tools"
@@ -121,6 +123,49 @@ func TestGuardThroughTools(t *testing.T) {
 			call: func(*fixture) (tools.Tool, toolArgs) { return write("dangling") },
 		},
 		{
+			name: "dangling chain (issue 12, finding 2)", mode: WorkspaceWrite,
+			setup: func(t *testing.T, f *fixture) {
+				mkdir(t, filepath.Join(f.out, "a", "b"))
+				symlink(t, filepath.Join(f.out, "a", "b"), filepath.Join(f.root, "sub"))
+				symlink(t, "sub/../x", filepath.Join(f.root, "L"))
+			},
+			call: func(*fixture) (tools.Tool, toolArgs) { return write("L") },
+		},
+		{
+			name: "edit through the dangling chain", mode: WorkspaceWrite,
+			setup: func(t *testing.T, f *fixture) {
+				symlink(t, filepath.Join(f.out, "nowhere", "b"), filepath.Join(f.root, "sub"))
+				symlink(t, "sub/../../victim", filepath.Join(f.root, "L"))
+			},
+			call: func(*fixture) (tools.Tool, toolArgs) { return edit("L") },
+		},
+		{
+			name: "relative link chain climbing out", mode: WorkspaceWrite,
+			setup: func(t *testing.T, f *fixture) {
+				mkdir(t, filepath.Join(f.root, "x", "y"))
+				rel, _ := filepath.Rel(filepath.Join(f.root, "x", "y"), f.out)
+				symlink(t, rel, filepath.Join(f.root, "x", "y", "up"))
+				symlink(t, "x/y/up/victim", filepath.Join(f.root, "c"))
+			},
+			call: func(*fixture) (tools.Tool, toolArgs) { return edit("c") },
+		},
+		{
+			name: "symlink to a proc magic link", mode: WorkspaceWrite,
+			setup: func(t *testing.T, f *fixture) {
+				symlink(t, "/proc/self/root"+f.victim(), filepath.Join(f.root, "magic"))
+			},
+			call: func(*fixture) (tools.Tool, toolArgs) { return edit("magic") },
+		},
+		{
+			name: "planted hardlink, write", mode: WorkspaceWrite,
+			setup: func(t *testing.T, f *fixture) {
+				if err := os.Link(f.victim(), filepath.Join(f.root, "hl")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			call: func(*fixture) (tools.Tool, toolArgs) { return write("hl") },
+		},
+		{
 			name: "planted hardlink", mode: WorkspaceWrite,
 			setup: func(t *testing.T, f *fixture) {
 				if err := os.Link(f.victim(), filepath.Join(f.root, "hl")); err != nil {
@@ -207,36 +252,138 @@ func mkdir(t *testing.T, dir string) {
 	}
 }
 
-// TestGuardResolvesDefensively calls the guard directly with paths the
-// tools would have resolved, to check it does not rely on that.
-func TestGuardResolvesDefensively(t *testing.T) {
+// TestGuardWriteRoots calls the guard directly. It judges the path by
+// name only (the tools resolve it beneath the roots it returns), so a path
+// through a link is given the roots, and everything else is refused with
+// the marker, naming the path.
+func TestGuardWriteRoots(t *testing.T) {
 	f := newFixture(t)
 	symlink(t, f.out, filepath.Join(f.root, "linkdir"))
-	symlink(t, filepath.Join(f.root, "loop"), filepath.Join(f.root, "loop"))
-	g, _ := f.sb.Hooks(WorkspaceWrite, f.root)
+	tmp := f.tmp()
+	ws := []string{f.root, tmp}
 	cases := []struct {
-		path  string
-		allow bool
+		mode, path string
+		roots      []string // nil: refused (unless unconfined)
+		unconfined bool
+		want       string // substring of the refusal
 	}{
-		{filepath.Join(f.root, "linkdir", "victim"), false},
-		{filepath.Join(f.root, "linkdir", "new", "deeper"), false},
-		{f.root + "/a/../../" + filepath.Base(f.out) + "/victim", false},
-		{filepath.Join(f.root, "loop"), false},
-		{"relative/inside", true},
-		{"../escape", false},
-		{f.root, true},
-		{f.root + "-sibling/x", false},
-		{filepath.Join(f.tmp(), "x"), true},
+		{mode: WorkspaceWrite, path: filepath.Join(f.root, "a", "b"), roots: ws},
+		{mode: WorkspaceWrite, path: f.root, roots: ws},
+		{mode: WorkspaceWrite, path: "relative/inside", roots: ws},
+		{mode: WorkspaceWrite, path: filepath.Join(f.root, "linkdir", "victim"), roots: ws},
+		{mode: WorkspaceWrite, path: filepath.Join(tmp, "x"), roots: ws},
+		{mode: WorkspaceWrite, path: f.victim(), want: "is outside the writable roots " + f.root + " and " + tmp},
+		{mode: WorkspaceWrite, path: f.root + "/a/../../" + filepath.Base(f.out) + "/victim", want: "is outside the writable roots"},
+		{mode: WorkspaceWrite, path: "../escape", want: "is outside the writable roots"},
+		{mode: WorkspaceWrite, path: f.root + "-sibling/x", want: "is outside the writable roots"},
+		{mode: WorkspaceWrite, path: "/proc/self/root" + f.victim(), want: "is outside the writable roots"},
+		{mode: ReadOnly, path: filepath.Join(f.root, "x"), want: "this mode permits no writes"},
+		{mode: "yolo", path: filepath.Join(f.root, "x"), want: "unknown sandbox mode"},
+		{mode: DangerFullAccess, path: f.victim(), unconfined: true},
 	}
 	for _, tc := range cases {
-		err := g.CheckWrite(tc.path)
-		if (err == nil) != tc.allow {
-			t.Errorf("CheckWrite(%q) = %v, want allowed %v", tc.path, err, tc.allow)
-		}
-		if err != nil && !strings.HasPrefix(err.Error(), "[sandbox denied: mode workspace-write] ") {
-			t.Errorf("CheckWrite(%q) = %q, want the marker first", tc.path, err)
+		g, _ := f.sb.Hooks(tc.mode, f.root)
+		roots, err := g.WriteRoots(tc.path)
+		switch {
+		case tc.unconfined:
+			if roots != nil || err != nil {
+				t.Errorf("%s: WriteRoots(%q) = %q, %v; want unconfined", tc.mode, tc.path, roots, err)
+			}
+		case tc.roots != nil:
+			if err != nil || strings.Join(roots, "|") != strings.Join(tc.roots, "|") {
+				t.Errorf("%s: WriteRoots(%q) = %q, %v; want %q", tc.mode, tc.path, roots, err, tc.roots)
+			}
+		default:
+			if err == nil || roots != nil {
+				t.Errorf("%s: WriteRoots(%q) = %q, %v; want a refusal", tc.mode, tc.path, roots, err)
+				continue
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, Marker(tc.mode)+" ") || !strings.Contains(msg, tc.path) || !strings.Contains(msg, tc.want) {
+				t.Errorf("%s: WriteRoots(%q) = %q; want the marker first, the path and %q", tc.mode, tc.path, msg, tc.want)
+			}
 		}
 	}
+}
+
+// TestGuardRootThroughSymlink: a session root named through a symbolic
+// link accepts paths named by its real location, and the tools write them.
+func TestGuardRootThroughSymlink(t *testing.T) {
+	f := newFixture(t)
+	link := filepath.Join(f.tempRoot, "rootlink")
+	symlink(t, f.root, link)
+	g, _ := f.sb.Hooks(WorkspaceWrite, link)
+	for _, p := range []string{filepath.Join(f.root, "real.txt"), filepath.Join(link, "named.txt")} {
+		if _, err := g.WriteRoots(p); err != nil {
+			t.Errorf("WriteRoots(%q): %v", p, err)
+		}
+		env := &tools.Env{Cwd: link, Guard: g}
+		res, err := tools.Write{}.Run(context.Background(), env, json.RawMessage(`{"file_path":`+strconv.Quote(p)+`,"content":"ok"}`))
+		if err != nil || res.IsError {
+			t.Errorf("write %s: %+v, %v", p, res, err)
+		}
+	}
+	wantFile("real.txt", "ok")(t, f)
+	wantFile("named.txt", "ok")(t, f)
+}
+
+// TestGuardRefuse: refusals the tools find are marked like every denial.
+func TestGuardRefuse(t *testing.T) {
+	f := newFixture(t)
+	g, _ := f.sb.Hooks(WorkspaceWrite, f.root)
+	r, ok := g.(tools.Refuser)
+	if !ok {
+		t.Fatal("the guard does not word the tools' refusals")
+	}
+	err := r.Refuse("/w/L", "a reason")
+	if want := Marker(WorkspaceWrite) + " write to /w/L refused: a reason"; err == nil || err.Error() != want {
+		t.Errorf("Refuse = %v, want %q", err, want)
+	}
+}
+
+// TestGuardRenameRace flips the symbolic link d between a directory inside
+// the root and one outside (each flip an atomic rename of a fresh link over
+// d) while write and edit run on d/victim through the guard's Env: the
+// victim outside never changes.
+func TestGuardRenameRace(t *testing.T) {
+	f := newFixture(t)
+	mkdir(t, filepath.Join(f.root, "real"))
+	writeFile(t, filepath.Join(f.root, "real"), "victim", "original inside\n")
+	symlink(t, "real", filepath.Join(f.root, "d"))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		d, tmp := filepath.Join(f.root, "d"), filepath.Join(f.root, "d.new")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			target := "real"
+			if i%2 == 0 {
+				target = f.out
+			}
+			if err := os.Symlink(target, tmp); err != nil {
+				t.Errorf("symlink: %v", err)
+				return
+			}
+			if err := os.Rename(tmp, d); err != nil {
+				t.Errorf("rename: %v", err)
+				return
+			}
+		}
+	})
+	for i := range 200 {
+		if i%2 == 0 {
+			toolCall(t, f, WorkspaceWrite, tools.Write{}, map[string]any{"file_path": "d/victim", "content": "original inside\n"})
+		} else {
+			toolCall(t, f, WorkspaceWrite, tools.Edit{}, map[string]any{"file_path": "d/victim", "old_string": "original", "new_string": "pwned"})
+		}
+	}
+	close(stop)
+	wg.Wait()
+	checkVictim(t, f)
 }
 
 func TestUnknownModeRefusesCommands(t *testing.T) {
@@ -257,8 +404,8 @@ func TestCommandFunc(t *testing.T) {
 		mode string
 		want []string
 	}{
-		{WorkspaceWrite, []string{f.sb.exe, "sandbox-exec", "--mode", WorkspaceWrite, "--root", f.root, "--tmp", f.tmp(), "--", "bash", "-c", "echo hi"}},
-		{ReadOnly, []string{f.sb.exe, "sandbox-exec", "--mode", ReadOnly, "--root", f.root, "--", "bash", "-c", "echo hi"}},
+		{WorkspaceWrite, []string{f.sb.exe, "sandbox-exec", "--mode", WorkspaceWrite, "--root", f.root, "--liveness-fd", "3", "--tmp", f.tmp(), "--", "bash", "-c", "echo hi"}},
+		{ReadOnly, []string{f.sb.exe, "sandbox-exec", "--mode", ReadOnly, "--root", f.root, "--liveness-fd", "3", "--", "bash", "-c", "echo hi"}},
 	} {
 		_, run := f.sb.Hooks(tc.mode, f.root+"/")
 		cmd, err := run(context.Background(), "echo hi", filepath.Join(f.root, "sub"))

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,19 +17,62 @@ import (
 const helperEnv = "REEL_SANDBOX_TEST_HELPER"
 
 // TestMain turns the test binary into reel sandbox-exec when it is run as
-// "TESTBIN sandbox-exec …" with helperEnv=1, the way cmd/reel dispatches it.
+// "TESTBIN sandbox-exec …" with helperEnv=1, the way cmd/reel dispatches it,
+// and into a parent of a supervised command with "TESTBIN
+// sandbox-test-parent MODE ROOT TEMPROOT SCRIPT" (see runParent).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" {
+	if len(os.Args) > 1 && (os.Args[1] == "sandbox-exec" || os.Args[1] == "sandbox-test-parent") {
 		if os.Getenv(helperEnv) != "1" {
 			// Never fall through to running the tests again.
-			fmt.Fprintf(os.Stderr, "test binary run as sandbox-exec without %s=1\n", helperEnv)
+			fmt.Fprintf(os.Stderr, "test binary run as %s without %s=1\n", os.Args[1], helperEnv)
 			os.Exit(ExitUsage)
+		}
+		if os.Args[1] == "sandbox-test-parent" {
+			runParent(os.Args[2:])
 		}
 		err := Exec(os.Args[2:])
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(ExitCode(err))
 	}
 	os.Exit(m.Run())
+}
+
+// runParent is a process that holds a Sandbox (so the liveness pipe's
+// write end) and one supervised command: it starts the command, prints
+// "started PID" when the command printed its first line, and then waits
+// to be killed. args: MODE ROOT TEMPROOT SCRIPT.
+func runParent(args []string) {
+	if len(args) != 4 {
+		fmt.Fprintln(os.Stderr, "sandbox-test-parent: want MODE ROOT TEMPROOT SCRIPT")
+		os.Exit(ExitUsage)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sb := New(exe, TempRoot(args[2]))
+	_, run := sb.Hooks(args[0], args[1])
+	cmd, err := run(context.Background(), args[3], args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "reading the command's first line:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("started %d %s", cmd.Process.Pid, line)
+	select {}
 }
 
 // requireLandlock returns the kernel's Landlock ABI. Without Landlock the
@@ -66,6 +111,11 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{root: realTempDir(t), out: realTempDir(t), tempRoot: realTempDir(t)}
 	f.sb = New(exe, TempRoot(f.tempRoot))
+	t.Cleanup(func() {
+		if err := f.sb.Close(); err != nil {
+			t.Errorf("Sandbox.Close: %v", err)
+		}
+	})
 	writeFile(t, f.out, "victim", victimContent)
 	return f
 }
@@ -100,28 +150,17 @@ type result struct {
 }
 
 // command builds the command running script under mode in the fixture's
-// root: through the Sandbox's CommandFunc for a confining mode, through
-// sandbox-exec --mode danger-full-access otherwise. The script sees ROOT,
-// OUT, REL (OUT relative to ROOT) and TPARENT (the temp dirs' parent).
+// root through the Sandbox's CommandFunc. The script sees ROOT, OUT, REL
+// (OUT relative to ROOT) and TPARENT (the temp dirs' parent).
 func (f *fixture) command(t *testing.T, mode, script string) *exec.Cmd {
 	t.Helper()
-	var cmd *exec.Cmd
-	if mode == DangerFullAccess {
-		_, run := f.sb.Hooks(mode, f.root)
-		if run != nil {
-			t.Fatalf("Hooks(%s) returned a CommandFunc; want nil", mode)
-		}
-		cmd = exec.CommandContext(t.Context(), f.sb.exe, "sandbox-exec", "--mode", mode, "--root", f.root, "--", "bash", "-c", script)
-		cmd.Dir = f.root
-	} else {
-		_, run := f.sb.Hooks(mode, f.root)
-		if run == nil {
-			t.Fatalf("Hooks(%s) returned no CommandFunc", mode)
-		}
-		var err error
-		if cmd, err = run(t.Context(), script, f.root); err != nil {
-			t.Fatalf("CommandFunc: %v", err)
-		}
+	_, run := f.sb.Hooks(mode, f.root)
+	if run == nil {
+		t.Fatalf("Hooks(%s) returned no CommandFunc", mode)
+	}
+	cmd, err := run(t.Context(), script, f.root)
+	if err != nil {
+		t.Fatalf("CommandFunc: %v", err)
 	}
 	rel, err := filepath.Rel(f.root, f.out)
 	if err != nil {

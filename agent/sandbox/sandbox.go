@@ -9,36 +9,63 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/reel-agent/reel/agent/tools"
 )
 
 // Sandbox hands out the tool hooks of each mode: a write guard for the file
-// tools and a command wrapper that runs bash under reel sandbox-exec. It
-// provides Hooks and Describe of the agent's Sandbox interface; `reel acp`
-// adds the denial marking (Classify) in its adapter. A Sandbox is immutable after
-// [New] and safe for concurrent use; so are the hooks it returns.
+// tools and a command wrapper that runs bash under the reel sandbox-exec
+// supervisor. It provides Hooks and Describe of the agent's Sandbox
+// interface; `reel acp` adds the denial marking (Classify) in its adapter.
+// Its configuration is fixed by [New]; it is safe for concurrent use, and
+// so are the hooks it returns.
+//
+// A Sandbox owns two resources, made on first use: a private temp base
+// directory (random name, mode 0700) holding the per-root temp dirs, and
+// the write end of the liveness pipe its supervisors watch. [Sandbox.Close]
+// releases both, which also ends every command the Sandbox started.
 type Sandbox struct {
 	exe      string
 	tempRoot string
+	network  bool
 	abi      int
+
+	mu      sync.Mutex
+	closed  bool
+	base    string   // the private temp base dir, "" until made
+	baseErr error    // why base could not be made
+	liveR   *os.File // liveness pipe: read end, handed to every supervisor
+	liveW   *os.File // liveness pipe: write end, held until Close
 }
 
 // Option configures a [Sandbox].
 type Option func(*Sandbox)
 
-// TempRoot sets the directory under which the per-root temp dirs are made
-// (default: os.TempDir()).
+// TempRoot sets the directory in which the Sandbox makes its private temp
+// base directory (default: os.TempDir()).
 func TempRoot(dir string) Option {
 	return func(s *Sandbox) { s.tempRoot = dir }
+}
+
+// Network sets whether confined commands may use the network (default
+// true, the behaviour before this option existed). With false, commands in
+// read-only and workspace-write may neither connect nor bind TCP sockets
+// (Landlock network rules, ABI 4 and later); on a kernel below ABI 4 such
+// commands fail closed with [UnavailableMarker]. danger-full-access is never
+// confined.
+func Network(on bool) Option {
+	return func(s *Sandbox) { s.network = on }
 }
 
 // New returns a Sandbox whose commands re-execute exe (the reel binary, as
 // os.Executable reports it) as "exe sandbox-exec …". It probes the kernel's
 // Landlock ABI once, so [Sandbox.Describe] is fixed for the Sandbox's life.
+// It creates nothing on disk: the temp base directory and the liveness pipe
+// are made on first use. Call [Sandbox.Close] when done.
 func New(exe string, opts ...Option) *Sandbox {
-	s := &Sandbox{exe: exe, tempRoot: os.TempDir()}
+	s := &Sandbox{exe: exe, tempRoot: os.TempDir(), network: true}
 	for _, o := range opts {
 		o(s)
 	}
@@ -50,31 +77,99 @@ func New(exe string, opts ...Option) *Sandbox {
 // unavailable.
 func (s *Sandbox) ABI() int { return s.abi }
 
-// TempDir returns the private temp dir of root: writable in workspace-write
-// and the TMPDIR of confined commands. It is created on first use.
-func (s *Sandbox) TempDir(root string) string { return tempDirIn(s.tempRoot, root) }
+// errClosed reports a Sandbox used after Close.
+var errClosed = errors.New("sandbox: the sandbox is closed")
 
-// DefaultTempDir returns the temp dir sandbox-exec uses for root when no
-// --tmp is given: a directory under os.TempDir() named after the user id
-// and a hash of root.
-func DefaultTempDir(root string) string { return tempDirIn(os.TempDir(), root) }
-
-// tempDirIn names root's temp dir under parent.
-func tempDirIn(parent, root string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(root)))
-	return filepath.Join(parent, fmt.Sprintf("reel-sandbox-%d-%x", os.Getuid(), sum[:8]))
+// baseDir returns the private temp base directory, making it on first use:
+// a fresh directory with a random name under the temp root, mode 0700,
+// checked to be a real directory owned by this user.
+func (s *Sandbox) baseDir() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "", errClosed
+	}
+	if s.base != "" || s.baseErr != nil {
+		return s.base, s.baseErr
+	}
+	dir, err := os.MkdirTemp(s.tempRoot, fmt.Sprintf("reel-sandbox-%d-*", os.Getuid()))
+	if err == nil {
+		if err = checkPrivateDir(dir); err != nil {
+			_ = os.Remove(dir)
+		}
+	}
+	if err != nil {
+		s.baseErr = fmt.Errorf("sandbox: making the private temp dir under %s: %w", s.tempRoot, err)
+		return "", s.baseErr
+	}
+	s.base = dir
+	return dir, nil
 }
 
-// prepareTempDir creates dir (mode 0700) if needed and checks that it is a
-// real directory, owned by this user and closed to others, so that no one
-// else can have planted it (or a symbolic link) to widen the sandbox.
-func prepareTempDir(dir string) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return fmt.Errorf("creating temp dir parent: %w", err)
+// liveness returns the read end of the liveness pipe, making the pipe on
+// first use. The Sandbox holds the write end until Close; every supervisor
+// gets the read end and ends its command's tree on EOF, which happens when
+// Close is called or when this process dies, however it dies.
+func (s *Sandbox) liveness() (*os.File, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("creating temp dir: %w", err)
+	if s.liveR == nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: making the liveness pipe: %w", err)
+		}
+		s.liveR, s.liveW = r, w
 	}
+	return s.liveR, nil
+}
+
+// Close ends every command the Sandbox started (their supervisors see EOF
+// on the liveness pipe and kill their trees), and removes the private temp
+// base directory with everything in it. Later commands fail; Close is
+// idempotent.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.liveW != nil {
+		if err := s.liveW.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: closing the liveness pipe: %w", err))
+		}
+		_ = s.liveR.Close()
+	}
+	if s.base != "" {
+		if err := os.RemoveAll(s.base); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox: removing the private temp dir: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TempDir returns the private temp dir of root: writable in workspace-write
+// and the TMPDIR of confined commands. It lies in the Sandbox's private
+// temp base directory (made here if needed) and is itself created when a
+// command or Hooks first needs it. It returns "" when the base directory
+// cannot be made (or the Sandbox is closed).
+func (s *Sandbox) TempDir(root string) string {
+	base, err := s.baseDir()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	return filepath.Join(base, fmt.Sprintf("%x", sum[:8]))
+}
+
+// checkPrivateDir checks that dir is a real directory, owned by this user
+// and closed to others, so that no one else can have planted it (or a
+// symbolic link) to widen the sandbox.
+func checkPrivateDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("checking temp dir: %w", err)
@@ -91,25 +186,41 @@ func prepareTempDir(dir string) error {
 	return nil
 }
 
+// prepareTempDir creates dir (mode 0700) if needed and checks it with
+// checkPrivateDir. Its parent must exist.
+func prepareTempDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("creating temp dir: %w", err)
+	}
+	return checkPrivateDir(dir)
+}
+
 // Hooks returns the write guard and the bash command wrapper of mode for a
-// session rooted at cwd (absolute). In workspace-write it creates the
-// root's temp dir (see [Sandbox.TempDir]). In danger-full-access the guard allows
-// everything and the CommandFunc is nil (bash runs unconfined). An unknown
-// mode gets a guard and a CommandFunc that refuse everything.
+// session rooted at cwd (absolute). Every mode's CommandFunc runs bash under
+// the sandbox-exec supervisor, so every command has the same lifetime
+// guarantees (see the package documentation); danger-full-access applies
+// no ruleset and its guard allows everything. In workspace-write Hooks
+// creates the root's temp dir (see [Sandbox.TempDir]). An unknown mode gets
+// a guard and a CommandFunc that refuse everything.
 func (s *Sandbox) Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc) {
 	root := filepath.Clean(cwd)
 	tmp := s.TempDir(root)
-	g := &guard{mode: mode, root: root, tmp: tmp}
+	gtmp := tmp
+	if gtmp == "" {
+		// No private temp dir: the guard allows the root only.
+		gtmp = root
+	}
+	g := &guard{mode: mode, root: root, tmp: gtmp}
 	switch mode {
-	case DangerFullAccess:
-		return g, nil
 	case WorkspaceWrite:
 		// Made now so that a file tool writing there first cannot create
 		// it with the wrong permissions; the CommandFunc checks it again
 		// and reports a failure.
-		_ = prepareTempDir(tmp)
+		if tmp != "" {
+			_ = prepareTempDir(tmp)
+		}
 		return g, s.command(mode, root, tmp)
-	case ReadOnly:
+	case ReadOnly, DangerFullAccess:
 		return g, s.command(mode, root, tmp)
 	}
 	return g, func(context.Context, string, string) (*exec.Cmd, error) {
@@ -117,11 +228,22 @@ func (s *Sandbox) Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc) {
 	}
 }
 
-// command returns the CommandFunc of a confining mode.
+// command returns the CommandFunc of mode: bash under the supervisor.
 func (s *Sandbox) command(mode, root, tmp string) tools.CommandFunc {
 	return func(ctx context.Context, script, workdir string) (*exec.Cmd, error) {
-		args := []string{"sandbox-exec", "--mode", mode, "--root", root}
+		live, err := s.liveness()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"sandbox-exec", "--mode", mode, "--root", root, "--liveness-fd", "3"}
+		if !s.network {
+			args = append(args, "--network", "off")
+		}
 		if mode == WorkspaceWrite {
+			if tmp == "" {
+				_, err := s.baseDir()
+				return nil, err
+			}
 			if err := prepareTempDir(tmp); err != nil {
 				return nil, fmt.Errorf("sandbox: %w", err)
 			}
@@ -130,17 +252,23 @@ func (s *Sandbox) command(mode, root, tmp string) tools.CommandFunc {
 		args = append(args, "--", "bash", "-c", script)
 		cmd := exec.CommandContext(ctx, s.exe, args...)
 		cmd.Dir = workdir
+		cmd.ExtraFiles = []*os.File{live}
+		// Ask the supervisor to end the tree; it kills every descendant
+		// before it exits. SIGKILL would leave the tree behind.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		return cmd, nil
 	}
 }
 
 // Describe says, for the system prompt, what mode allows, and says plainly
 // when this kernel's Landlock enforces it only partly or not at all. It
-// depends only on mode and the probed ABI.
-func (s *Sandbox) Describe(mode string) string { return describe(mode, s.abi) }
+// depends only on mode, the probed ABI and the [Network] option; with the
+// network on (the default) it does not mention the network, as before the
+// option existed.
+func (s *Sandbox) Describe(mode string) string { return describe(mode, s.abi, s.network) }
 
-// describe is Describe for a given ABI version.
-func describe(mode string, abi int) string {
+// describe is Describe for a given ABI version and network setting.
+func describe(mode string, abi int, network bool) string {
 	var text string
 	switch mode {
 	case ReadOnly:
@@ -154,11 +282,18 @@ func describe(mode string, abi int) string {
 	}
 	switch {
 	case abi < 1:
-		text += " Landlock is unavailable: commands in this mode fail with " + UnavailableMarker + " and do not run; the file tools still enforce the mode."
+		return text + " Landlock is unavailable: commands in this mode fail with " + UnavailableMarker + " and do not run; the file tools still enforce the mode."
 	case abi == 1:
 		text += " Landlock ABI 1: file truncation is not confined, and commands cannot move or link files between directories."
 	case abi == 2:
 		text += " Landlock ABI 2: file truncation is not confined."
+	}
+	switch {
+	case network:
+	case abi < minNetworkABI:
+		text += fmt.Sprintf(" Network access is switched off, but Landlock ABI %d cannot deny it: commands in this mode fail with %s and do not run.", abi, UnavailableMarker)
+	default:
+		text += " Network access is switched off: commands cannot connect or bind TCP sockets (other protocols such as UDP are not confined)."
 	}
 	return text
 }

@@ -20,23 +20,31 @@ func TestParseExecArgs(t *testing.T) {
 		{
 			name: "workspace-write with tmp",
 			args: []string{"--mode", WorkspaceWrite, "--root", "/w/", "--tmp", "/t", "--", "bash", "-c", "echo hi"},
-			want: execArgs{mode: WorkspaceWrite, root: "/w", tmp: "/t", argv: []string{"bash", "-c", "echo hi"}},
-		},
-		{
-			name: "default tmp",
-			args: []string{"--mode=workspace-write", "--root=/w", "--", "true"},
-			want: execArgs{mode: WorkspaceWrite, root: "/w", tmp: DefaultTempDir("/w"), argv: []string{"true"}},
+			want: execArgs{mode: WorkspaceWrite, root: "/w", tmp: "/t", network: true, livenessFD: -1, argv: []string{"bash", "-c", "echo hi"}},
 		},
 		{
 			name: "read-only needs no root",
 			args: []string{"--mode", ReadOnly, "--", "ls", "--", "-x"},
-			want: execArgs{mode: ReadOnly, argv: []string{"ls", "--", "-x"}},
+			want: execArgs{mode: ReadOnly, network: true, livenessFD: -1, argv: []string{"ls", "--", "-x"}},
 		},
 		{
 			name: "program flags are not ours",
 			args: []string{"--mode", DangerFullAccess, "--", "bash", "--mode", "x"},
-			want: execArgs{mode: DangerFullAccess, argv: []string{"bash", "--mode", "x"}},
+			want: execArgs{mode: DangerFullAccess, network: true, livenessFD: -1, argv: []string{"bash", "--mode", "x"}},
 		},
+		{
+			name: "network off and liveness fd",
+			args: []string{"--mode", ReadOnly, "--network", "off", "--liveness-fd", "3", "--", "true"},
+			want: execArgs{mode: ReadOnly, network: false, livenessFD: 3, argv: []string{"true"}},
+		},
+		{
+			name: "network on",
+			args: []string{"--mode", ReadOnly, "--network=on", "--", "true"},
+			want: execArgs{mode: ReadOnly, network: true, livenessFD: -1, argv: []string{"true"}},
+		},
+		{name: "network bad value", args: []string{"--mode", ReadOnly, "--network", "maybe", "--", "true"}, wantErr: `want on or off, got "maybe"`},
+		{name: "liveness fd of stdio", args: []string{"--mode", ReadOnly, "--liveness-fd", "1", "--", "true"}, wantErr: "--liveness-fd must be 3 or more"},
+		{name: "workspace-write without tmp", args: []string{"--mode=workspace-write", "--root=/w", "--", "true"}, wantErr: "absolute --tmp"},
 		{name: "no separator", args: []string{"--mode", ReadOnly, "bash"}, wantErr: "want -- before the program"},
 		{name: "no program", args: []string{"--mode", ReadOnly, "--"}, wantErr: "no program"},
 		{name: "no mode", args: []string{"--root", "/w", "--", "true"}, wantErr: "--mode is required"},
@@ -44,7 +52,7 @@ func TestParseExecArgs(t *testing.T) {
 		{name: "unknown flag", args: []string{"--mode", ReadOnly, "--net", "--", "true"}, wantErr: "flag provided but not defined"},
 		{name: "workspace-write without root", args: []string{"--mode", WorkspaceWrite, "--", "true"}, wantErr: "absolute --root"},
 		{name: "relative root", args: []string{"--mode", WorkspaceWrite, "--root", "w", "--", "true"}, wantErr: "absolute --root"},
-		{name: "relative tmp", args: []string{"--mode", WorkspaceWrite, "--root", "/w", "--tmp", "t", "--", "true"}, wantErr: "--tmp must be absolute"},
+		{name: "relative tmp", args: []string{"--mode", WorkspaceWrite, "--root", "/w", "--tmp", "t", "--", "true"}, wantErr: "absolute --tmp"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,7 +69,8 @@ func TestParseExecArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.mode != tc.want.mode || got.root != tc.want.root || got.tmp != tc.want.tmp || !slices.Equal(got.argv, tc.want.argv) {
+			if got.mode != tc.want.mode || got.root != tc.want.root || got.tmp != tc.want.tmp || got.network != tc.want.network ||
+				got.livenessFD != tc.want.livenessFD || !slices.Equal(got.argv, tc.want.argv) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})
@@ -78,7 +87,7 @@ func TestExecErrorsBeforeConfining(t *testing.T) {
 		code int
 	}{
 		{"usage", []string{"--mode", "yolo", "--", "true"}, ErrUsage, ExitUsage},
-		{"program not found", []string{"--mode", WorkspaceWrite, "--root", t.TempDir(), "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
+		{"program not found", []string{"--mode", WorkspaceWrite, "--root", t.TempDir(), "--tmp", t.TempDir(), "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
 		{"program not found unconfined", []string{"--mode", DangerFullAccess, "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
 	}
 	for _, tc := range cases {
@@ -114,13 +123,26 @@ func TestExitCode(t *testing.T) {
 
 func TestUnavailableError(t *testing.T) {
 	reason := errors.New("ENOSYS")
-	err := error(&UnavailableError{Mode: WorkspaceWrite, Err: reason})
-	want := "SANDBOX_UNAVAILABLE: Landlock is not available on this kernel; refusing to run unconfined in mode workspace-write"
-	if err.Error() != want {
-		t.Errorf("Error() = %q, want %q", err, want)
+	cases := []struct {
+		err  *UnavailableError
+		want string
+	}{
+		{&UnavailableError{Mode: WorkspaceWrite, Err: reason},
+			"SANDBOX_UNAVAILABLE: Landlock is not available on this kernel; refusing to run unconfined in mode workspace-write"},
+		{&UnavailableError{Mode: ReadOnly, Network: true, ABI: 3},
+			"SANDBOX_UNAVAILABLE: --network off needs Landlock network rules (ABI 4), this kernel has ABI 3; refusing to run with network access in mode read-only"},
 	}
-	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, reason) {
-		t.Errorf("%v does not match ErrUnavailable and its reason", err)
+	for _, tc := range cases {
+		err := error(tc.err)
+		if err.Error() != tc.want {
+			t.Errorf("Error() = %q, want %q", err, tc.want)
+		}
+		if !errors.Is(err, ErrUnavailable) || (tc.err.Err != nil && !errors.Is(err, reason)) {
+			t.Errorf("%v does not match ErrUnavailable and its reason", err)
+		}
+		if ExitCode(err) != ExitUnavailable || Classify(ExitUnavailable, err.Error()+"\n", tc.err.Mode) != Unavailable {
+			t.Errorf("%v: ExitCode %d, Classify %v", err, ExitCode(err), Classify(ExitUnavailable, err.Error(), tc.err.Mode))
+		}
 	}
 }
 
@@ -178,49 +200,54 @@ func TestMarker(t *testing.T) {
 
 func TestDescribe(t *testing.T) {
 	cases := []struct {
-		mode      string
-		abi       int
-		contains  []string
-		excludes  []string
-		identical string // mode whose description must equal this one
+		mode     string
+		abi      int
+		off      bool // --network off
+		contains []string
+		excludes []string
 	}{
-		{mode: ReadOnly, abi: 7, contains: []string{"write nothing"}, excludes: []string{"Landlock"}},
-		{mode: WorkspaceWrite, abi: 3, contains: []string{"working directory", "temp directory"}, excludes: []string{"Landlock"}},
+		{mode: ReadOnly, abi: 7, contains: []string{"write nothing"}, excludes: []string{"Landlock", "Network"}},
+		{mode: WorkspaceWrite, abi: 3, contains: []string{"working directory", "temp directory"}, excludes: []string{"Landlock", "Network"}},
 		{mode: WorkspaceWrite, abi: 2, contains: []string{"Landlock ABI 2: file truncation is not confined."}},
 		{mode: ReadOnly, abi: 1, contains: []string{"Landlock ABI 1: file truncation is not confined"}},
 		{mode: WorkspaceWrite, abi: 0, contains: []string{"Landlock is unavailable: commands in this mode fail with SANDBOX_UNAVAILABLE"}},
+		{mode: WorkspaceWrite, abi: 0, off: true, contains: []string{"Landlock is unavailable"}, excludes: []string{"Network"}},
 		{mode: DangerFullAccess, abi: 0, contains: []string{"Nothing is confined"}, excludes: []string{"Landlock"}},
+		{mode: DangerFullAccess, abi: 7, off: true, contains: []string{"Nothing is confined"}, excludes: []string{"Network"}},
 		{mode: "yolo", abi: 7, contains: []string{"Unknown sandbox mode", "refused"}},
+		{mode: ReadOnly, abi: 4, off: true, contains: []string{"Network access is switched off: commands cannot connect or bind TCP sockets"}},
+		{mode: WorkspaceWrite, abi: 7, off: true, contains: []string{"Network access is switched off: commands cannot connect or bind TCP sockets"}},
+		{mode: ReadOnly, abi: 3, off: true, contains: []string{"Network access is switched off, but Landlock ABI 3 cannot deny it: commands in this mode fail with SANDBOX_UNAVAILABLE"}},
 	}
 	for _, tc := range cases {
-		got := describe(tc.mode, tc.abi)
+		got := describe(tc.mode, tc.abi, !tc.off)
 		for _, s := range tc.contains {
 			if !strings.Contains(got, s) {
-				t.Errorf("describe(%s, %d) = %q, want it to say %q", tc.mode, tc.abi, got, s)
+				t.Errorf("describe(%s, %d, off %v) = %q, want it to say %q", tc.mode, tc.abi, tc.off, got, s)
 			}
 		}
 		for _, s := range tc.excludes {
 			if strings.Contains(got, s) {
-				t.Errorf("describe(%s, %d) = %q, must not say %q", tc.mode, tc.abi, got, s)
+				t.Errorf("describe(%s, %d, off %v) = %q, must not say %q", tc.mode, tc.abi, tc.off, got, s)
 			}
 		}
 	}
-	// Full enforcement reads the same on every kernel from ABI 3 on, so
-	// recorded system prompts do not depend on the machine.
+	// Full enforcement reads the same on every kernel from ABI 3 on (4 on
+	// with the network off), so recorded system prompts do not depend on
+	// the machine.
 	for abi := 4; abi <= 12; abi++ {
 		for _, m := range []string{ReadOnly, WorkspaceWrite} {
-			if describe(m, abi) != describe(m, 3) {
-				t.Errorf("describe(%s, %d) differs from ABI 3", m, abi)
+			if describe(m, abi, true) != describe(m, 3, true) || describe(m, abi, false) != describe(m, 4, false) {
+				t.Errorf("describe(%s, %d) differs from ABI 3 (4 with the network off)", m, abi)
 			}
 		}
+	}
+	if New("/bin/false", Network(false)).Describe(ReadOnly) == New("/bin/false").Describe(ReadOnly) {
+		t.Error("Describe does not depend on Network(false)")
 	}
 }
 
 func TestTempDirs(t *testing.T) {
-	a, b := DefaultTempDir("/w/a"), DefaultTempDir("/w/b")
-	if a == b || a != DefaultTempDir("/w/a/") || filepath.Dir(a) != filepath.Clean(os.TempDir()) {
-		t.Errorf("DefaultTempDir: %q, %q", a, b)
-	}
 	parent := t.TempDir()
 	cases := []struct {
 		name  string
@@ -236,7 +263,9 @@ func TestTempDirs(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(parent, strings.ReplaceAll(tc.name, " ", "-"), "tmp")
-			mkdir(t, filepath.Dir(dir))
+			if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			tc.setup(t, dir)
 			err := prepareTempDir(dir)
 			if (err == nil) != tc.ok {
@@ -252,6 +281,81 @@ func TestTempDirs(t *testing.T) {
 	}
 }
 
+// TestPrivateTempBase: each Sandbox has its own base dir with a random
+// name, private to this user, holding the per-root dirs; Close removes it.
+// A name another user could guess and plant is not used.
+func TestPrivateTempBase(t *testing.T) {
+	tempRoot := t.TempDir()
+	a, b := New("/bin/false", TempRoot(tempRoot)), New("/bin/false", TempRoot(tempRoot))
+	ta, tb := a.TempDir("/w/a"), b.TempDir("/w/a")
+	if ta == "" || tb == "" || ta == tb {
+		t.Fatalf("TempDir = %q and %q; want two different dirs", ta, tb)
+	}
+	if ta != a.TempDir("/w/a/") || ta == a.TempDir("/w/b") {
+		t.Errorf("TempDir is not one dir per root: %q, %q, %q", ta, a.TempDir("/w/a/"), a.TempDir("/w/b"))
+	}
+	base := filepath.Dir(ta)
+	if filepath.Dir(base) != tempRoot || !strings.HasPrefix(filepath.Base(base), "reel-sandbox-") {
+		t.Errorf("base dir %s, want a reel-sandbox-* dir in %s", base, tempRoot)
+	}
+	fi, err := os.Lstat(base)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("base dir %v, %v; want a 0700 directory", fi, err)
+	}
+	// Hooks makes the per-root dir of workspace-write, private too.
+	root := t.TempDir()
+	_, run := a.Hooks(WorkspaceWrite, root)
+	cmd, err := run(t.Context(), "true", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(cmd.Args, "--tmp") || !slices.Contains(cmd.Args, a.TempDir(root)) {
+		t.Errorf("command %v does not name the temp dir %s", cmd.Args, a.TempDir(root))
+	}
+	if fi, err := os.Lstat(a.TempDir(root)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("per-root temp dir: %v, %v", fi, err)
+	}
+	writeFile(t, a.TempDir(root), "left-over", "x")
+	for _, sb := range []*Sandbox{a, b} {
+		if err := sb.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := sb.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+	}
+	if _, err := os.Lstat(base); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("base dir after Close: %v; want it removed", err)
+	}
+	if _, err := run(t.Context(), "true", root); err == nil {
+		t.Error("a closed Sandbox still builds commands")
+	}
+	if d := a.TempDir(root); d != "" {
+		t.Errorf("TempDir after Close = %q, want \"\"", d)
+	}
+}
+
+// TestTempBaseUnusable: when the base dir cannot be made, commands that
+// need it fail with a clear error and the guard allows the root only.
+func TestTempBaseUnusable(t *testing.T) {
+	sb := New("/bin/false", TempRoot(filepath.Join(t.TempDir(), "missing")))
+	defer sb.Close()
+	root := t.TempDir()
+	g, run := sb.Hooks(WorkspaceWrite, root)
+	if _, err := run(t.Context(), "true", root); err == nil || !strings.Contains(err.Error(), "making the private temp dir") {
+		t.Errorf("CommandFunc error %v, want it to name the temp dir", err)
+	}
+	roots, err := g.WriteRoots(filepath.Join(root, "f"))
+	if err != nil || !slices.Equal(roots, []string{root}) {
+		t.Errorf("WriteRoots = %v, %v; want the root only", roots, err)
+	}
+	// read-only needs no temp dir.
+	_, run = sb.Hooks(ReadOnly, root)
+	if _, err := run(t.Context(), "true", root); err != nil {
+		t.Errorf("read-only CommandFunc: %v", err)
+	}
+}
+
 func mkdirMode(t *testing.T, dir string, mode os.FileMode) {
 	t.Helper()
 	if err := os.Mkdir(dir, mode); err != nil {
@@ -259,29 +363,5 @@ func mkdirMode(t *testing.T, dir string, mode os.FileMode) {
 	}
 	if err := os.Chmod(dir, mode); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestRealPath(t *testing.T) {
-	dir := realTempDir(t)
-	mkdir(t, filepath.Join(dir, "d"))
-	symlink(t, "d", filepath.Join(dir, "rel"))
-	symlink(t, filepath.Join(dir, "nowhere", "x"), filepath.Join(dir, "dangling"))
-	symlink(t, "loop", filepath.Join(dir, "loop"))
-	cases := []struct {
-		in, want string
-		err      bool
-	}{
-		{in: dir + "/rel/f", want: dir + "/d/f"},
-		{in: dir + "/rel/../d/./f", want: dir + "/d/f"},
-		{in: dir + "/dangling", want: dir + "/nowhere/x"},
-		{in: dir + "/new/a/b", want: dir + "/new/a/b"},
-		{in: dir + "/loop/x", err: true},
-	}
-	for _, tc := range cases {
-		got, err := realPath(tc.in)
-		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
-			t.Errorf("realPath(%q) = %q, %v; want %q (error %v)", tc.in, got, err, tc.want, tc.err)
-		}
 	}
 }

@@ -9,9 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // Limits of the bash tool.
@@ -141,6 +145,17 @@ func describeBash(a BashArgs) string {
 	return first
 }
 
+// How bash ends a command.
+const (
+	// killGrace is how long a command has, once asked to end (SIGTERM to
+	// its process group: under the sandbox supervisor that ends its whole
+	// tree), before its process group is killed with SIGKILL.
+	killGrace = 2 * time.Second
+	// drainGrace bounds reading a command's output after it exited: only
+	// a process that escaped its tree can still hold the pipe open then.
+	drainGrace = time.Second
+)
+
 // Run runs the command.
 func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
 	a, err := ParseBashArgs(raw)
@@ -163,59 +178,45 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 			return fail("workdir: " + msg)
 		}
 	}
-	dir, err := env.spillDir()
-	if err != nil {
-		return Result{}, err
-	}
-	prefix := "bash"
 	if a.RunInBackground {
-		prefix = "bash-bg"
+		return runBackground(ctx, env, a, title, workdir)
 	}
-	out, err := os.CreateTemp(dir, prefix+"-*.log")
-	if err != nil {
-		return Result{}, fmt.Errorf("tools: bash: creating output file in %s: %w", dir, err)
-	}
-	if a.RunInBackground {
-		return runBackground(ctx, env, a, title, workdir, out)
-	}
-	defer out.Close()
 
 	timeout := a.TimeoutMS()
 	runCtx, cancel := context.WithTimeout(ctx, time.Duration(timeout)*time.Millisecond)
 	defer cancel()
-	cmd, err := env.command(runCtx, a.Command, workdir, out)
-	if err == nil {
-		err = cmd.Start()
-	}
+	j, err := env.start(runCtx, a.Command, workdir)
 	if err != nil {
-		_ = out.Close()
-		_ = os.Remove(out.Name())
 		return fail(err.Error())
 	}
-
-	done := make(chan struct{})
+	out := &collector{env: env}
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		j.copyTo(out)
+	}()
+	exited := make(chan struct{})
 	killed := make(chan bool, 1)
 	go func() {
 		select {
 		case <-runCtx.Done():
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			j.terminate()
 			killed <- true
-		case <-done:
+		case <-exited:
 			killed <- false
 		}
 	}()
-	waitErr := cmd.Wait()
-	close(done)
+	state, waitErr := j.wait()
+	close(exited)
 	wasKilled := <-killed
-	if cmd.ProcessState == nil {
+	j.drain()
+	<-copied
+	text, spillPath := out.finish()
+	if state == nil {
 		return Result{}, fmt.Errorf("tools: bash: waiting for %q: %w", title, waitErr)
 	}
 
-	text, spillPath, err := readOutput(out)
-	if err != nil {
-		return Result{}, err
-	}
-	status, isError := exitStatus(cmd.ProcessState)
+	status, isError := exitStatus(state)
 	var cancelled error
 	if wasKilled && isError {
 		switch {
@@ -270,34 +271,160 @@ func (e *Env) command(ctx context.Context, script, workdir string, out *os.File)
 	return cmd, nil
 }
 
-// runBackground starts the command detached from ctx's cancellation and
-// returns at once. A goroutine reaps the process and appends its exit
-// status to the output file.
-func runBackground(ctx context.Context, env *Env, a BashArgs, title, workdir string, out *os.File) (Result, error) {
-	cmd, err := env.command(context.WithoutCancel(ctx), a.Command, workdir, out)
-	if err == nil {
-		err = cmd.Start()
-	}
+// job is a started command: its own process group, and the read end of
+// the pipe that carries its combined output.
+type job struct {
+	cmd *exec.Cmd
+	out *os.File
+
+	mu     sync.Mutex
+	reaped bool          // the group leader was reaped: its id may be reused
+	ended  chan struct{} // closed once it was reaped
+}
+
+// start builds and starts the command with its output on a pipe.
+func (e *Env) start(ctx context.Context, script, workdir string) (*job, error) {
+	r, w, err := os.Pipe()
 	if err != nil {
-		_ = out.Close()
-		_ = os.Remove(out.Name())
+		return nil, fmt.Errorf("tools: bash: making the output pipe: %w", err)
+	}
+	cmd, err := e.command(ctx, script, workdir, w)
+	if err != nil {
+		_ = r.Close()
+		_ = w.Close()
+		return nil, err
+	}
+	j := &job{cmd: cmd, out: r, ended: make(chan struct{})}
+	if cmd.Cancel != nil {
+		// Made with exec.CommandContext: end it the way bash does, never
+		// with a bare SIGKILL of the leader that would leave its tree.
+		cmd.Cancel = func() error {
+			j.signal(syscall.SIGTERM)
+			return nil
+		}
+	}
+	err = cmd.Start()
+	_ = w.Close()
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+// signal sends sig to the job's process group unless it was reaped.
+func (j *job) signal(sig syscall.Signal) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.reaped {
+		_ = syscall.Kill(-j.cmd.Process.Pid, sig)
+	}
+}
+
+// terminate asks the job's process group to end (SIGTERM; the sandbox
+// supervisor then kills its whole tree) and kills the group with SIGKILL
+// if it has not ended after killGrace.
+func (j *job) terminate() {
+	j.signal(syscall.SIGTERM)
+	go func() {
+		t := time.NewTimer(killGrace)
+		defer t.Stop()
+		select {
+		case <-j.ended:
+		case <-t.C:
+			j.signal(syscall.SIGKILL)
+		}
+	}()
+}
+
+// wait waits for the job's leader to exit, kills what is left of its
+// process group (a command not under the supervisor leaves its background
+// children there), then reaps the leader.
+func (j *job) wait() (*os.ProcessState, error) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, j.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	j.signal(syscall.SIGKILL)
+	j.mu.Lock()
+	j.reaped = true
+	j.mu.Unlock()
+	err := j.cmd.Wait()
+	close(j.ended)
+	return j.cmd.ProcessState, err
+}
+
+// copyTo copies the job's output to w until EOF or the drain deadline,
+// then closes the pipe.
+func (j *job) copyTo(w io.Writer) {
+	buf := make([]byte, 64<<10)
+	_, _ = io.CopyBuffer(w, j.out, buf)
+	_ = j.out.Close()
+}
+
+// drain bounds the rest of copyTo once the job has exited.
+func (j *job) drain() { _ = j.out.SetReadDeadline(time.Now().Add(drainGrace)) }
+
+// runBackground starts the command detached from ctx's cancellation and
+// returns at once. Its output goes to a file in the spill dir, capped like
+// a spill file; a goroutine reaps the process and appends a note when the
+// output was cut and its exit status. Env.Owner, when set, owns the job.
+func runBackground(ctx context.Context, env *Env, a BashArgs, title, workdir string) (Result, error) {
+	s, f, err := env.createSpill("bash-bg", ".log")
+	if err != nil {
+		return Result{}, err
+	}
+	j, err := env.start(context.WithoutCancel(ctx), a.Command, workdir)
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
 		return errorResult(title, KindExecute, nil, err.Error()), nil
 	}
+	var stopped atomic.Bool
+	done := make(chan struct{})
+	owned := make(chan struct{})
+	var release func()
 	go func() {
-		_ = cmd.Wait()
-		if cmd.ProcessState != nil {
-			status, _ := exitStatus(cmd.ProcessState)
+		copied := make(chan struct{})
+		go func() {
+			defer close(copied)
+			j.copyTo(s)
+		}()
+		state, _ := j.wait()
+		j.drain()
+		<-copied
+		if s.cut() {
+			_, _ = fmt.Fprintf(f, "\n[output cut: %d bytes in total, only the first %d are in this file: %s]", s.total, s.kept, s.reason())
+		}
+		if state != nil {
+			status, _ := exitStatus(state)
 			if status == "" {
 				status = "[exit code 0]"
 			}
-			_, _ = io.WriteString(out, "\n"+status+"\n")
+			_, _ = io.WriteString(f, "\n"+status+"\n")
 		}
-		_ = out.Close()
+		_ = f.Close()
+		close(done)
+		<-owned
+		if release != nil && !stopped.Load() {
+			release()
+		}
 	}()
+	if env.Owner != nil {
+		release = env.Owner.Own(func() {
+			stopped.Store(true)
+			j.terminate()
+			<-done
+		})
+	}
+	close(owned)
 	return Result{
 		Text: fmt.Sprintf("Started in the background with pid %d. Its output is written to %s; "+
-			"a final line [exit code N] is appended when it ends. Read that file to check on it.", cmd.Process.Pid, out.Name()),
-		Kind: KindExecute, Title: title, SpillPath: out.Name(),
+			"a final line [exit code N] is appended when it ends. Read that file to check on it.", j.cmd.Process.Pid, f.Name()),
+		Kind: KindExecute, Title: title, SpillPath: f.Name(),
 	}, nil
 }
 
@@ -313,32 +440,76 @@ func exitStatus(ps *os.ProcessState) (string, bool) {
 	return "", false
 }
 
-// readOutput reads the command's output file. Output up to MaxOutputBytes
-// is returned whole and the file removed; longer output is cut to its tail
-// behind a note, and the file is kept as the spill file.
-func readOutput(out *os.File) (string, string, error) {
-	fi, err := out.Stat()
-	if err != nil {
-		return "", "", fmt.Errorf("tools: bash: reading output file: %w", err)
+// collector takes a foreground command's output: the whole of it while it
+// fits MaxOutputBytes, else its tail, with the whole output spilled to a
+// file (capped: see spillFile) from the moment it outgrows MaxOutputBytes.
+type collector struct {
+	env      *Env
+	total    int64
+	head     []byte // everything, while total <= MaxOutputBytes
+	tail     []byte // the last bytes: at least MaxOutputBytes of them once spilling
+	spilling bool
+	spill    *spillFile // nil when the spill file could not be created
+	file     *os.File
+	spillErr error
+}
+
+// Write takes the next bytes of output. It never fails.
+func (c *collector) Write(p []byte) (int, error) {
+	c.total += int64(len(p))
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > 2*MaxOutputBytes {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-MaxOutputBytes:]...)
 	}
-	size := fi.Size()
-	if size <= MaxOutputBytes {
-		b := make([]byte, size)
-		if _, err := out.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
-			return "", "", fmt.Errorf("tools: bash: reading output file %s: %w", out.Name(), err)
+	if !c.spilling {
+		if c.total <= MaxOutputBytes {
+			c.head = append(c.head, p...)
+			return len(p), nil
 		}
-		_ = out.Close()
-		_ = os.Remove(out.Name())
-		return strings.ToValidUTF8(string(b), "\uFFFD"), "", nil
+		c.spilling = true
+		c.spill, c.file, c.spillErr = c.env.createSpill("bash", ".log")
+		if c.spill != nil {
+			_, _ = c.spill.Write(c.head)
+		}
+		c.head = nil
 	}
-	b := make([]byte, MaxOutputBytes)
-	if _, err := out.ReadAt(b, size-MaxOutputBytes); err != nil && !errors.Is(err, io.EOF) {
-		return "", "", fmt.Errorf("tools: bash: reading output file %s: %w", out.Name(), err)
+	if c.spill != nil {
+		_, _ = c.spill.Write(p)
 	}
+	return len(p), nil
+}
+
+// finish returns the text the model sees and the spill file's path, if a
+// spill file holds any output. Output up to MaxOutputBytes is returned
+// whole; longer output is cut to its tail behind a note that says where
+// the output is saved and, when it is not saved whole, why.
+func (c *collector) finish() (string, string) {
+	if !c.spilling {
+		return strings.ToValidUTF8(string(c.head), "\uFFFD"), ""
+	}
+	b := c.tail[len(c.tail)-MaxOutputBytes:]
 	// Start the tail on a character boundary.
 	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
 		b = b[1:]
 	}
-	note := fmt.Sprintf("[output cut: %d bytes in total, showing the last %d; the full output is saved to %s]\n", size, len(b), out.Name())
-	return note + strings.ToValidUTF8(string(b), "\uFFFD"), out.Name(), nil
+	head := fmt.Sprintf("[output cut: %d bytes in total, showing the last %d; ", c.total, len(b))
+	var note, path string
+	if c.spill != nil {
+		if err := c.file.Close(); err != nil && c.spill.why == spillWhole {
+			c.spill.why, c.spill.err = spillFailed, err
+		}
+	}
+	switch {
+	case c.spill == nil:
+		note = fmt.Sprintf("the full output was not saved: %v]\n", c.spillErr)
+	case !c.spill.cut() && c.spill.why == spillWhole:
+		note, path = fmt.Sprintf("the full output is saved to %s]\n", c.spill.name), c.spill.name
+	case c.spill.kept == 0:
+		_ = os.Remove(c.spill.name)
+		note = fmt.Sprintf("the full output was not saved: %s]\n", c.spill.reason())
+	default:
+		note = fmt.Sprintf("only the first %d bytes are saved to %s: %s]\n", c.spill.kept, c.spill.name, c.spill.reason())
+		path = c.spill.name
+	}
+	return head + note + strings.ToValidUTF8(string(b), "\uFFFD"), path
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,8 +52,8 @@ func TestBash(t *testing.T) {
 			}
 		})
 	}
-	// Short outputs leave no file behind.
-	if entries, err := os.ReadDir(env.SpillDir); err != nil || len(entries) != 0 {
+	// Short outputs leave no file behind (nor a spill dir).
+	if entries, err := os.ReadDir(env.SpillDir); (err != nil && !errors.Is(err, os.ErrNotExist)) || len(entries) != 0 {
 		t.Fatalf("spill dir holds %v (%v)", entries, err)
 	}
 }
@@ -315,13 +316,27 @@ func TestBashBadArgs(t *testing.T) {
 func TestSpillDirUnusable(t *testing.T) {
 	env := newEnv(t)
 	env.SpillDir = writeFile(t, env.Cwd, "not-a-dir", "")
-	if _, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo x"})); err == nil || !strings.Contains(err.Error(), "spill directory") {
-		t.Fatalf("bash with an unusable spill dir: %v", err)
+	// A short output needs no spill dir.
+	if res, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo x"})); err != nil || res.Text != "x\n" {
+		t.Fatalf("bash with an unusable spill dir: %+v %v", res, err)
+	}
+	// A long one keeps its tail and says why the rest was not saved.
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "head -c 40000 /dev/zero | tr '\\0' y"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("[output cut: 40000 bytes in total, showing the last %d; the full output was not saved: tools: creating spill directory %s: ", MaxOutputBytes, env.SpillDir)
+	if !strings.HasPrefix(res.Text, want) || res.SpillPath != "" || !strings.HasSuffix(res.Text, "]\n"+strings.Repeat("y", MaxOutputBytes)) {
+		t.Fatalf("result %q… (spill %q), want it to start %q", res.Text[:min(len(res.Text), 300)], res.SpillPath, want)
+	}
+	// A background job needs its file: the call fails.
+	if _, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo x", "run_in_background": true})); err == nil || !strings.Contains(err.Error(), "spill directory") {
+		t.Fatalf("background bash with an unusable spill dir: %v", err)
 	}
 	for i := range MaxListEntries + 1 {
 		writeFile(t, env.Cwd, fmt.Sprintf("d/%04d", i), "")
 	}
-	res, err := Glob{}.Run(context.Background(), env, mustJSON(t, map[string]any{"pattern": "d/*"}))
+	res, err = Glob{}.Run(context.Background(), env, mustJSON(t, map[string]any{"pattern": "d/*"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,4 +359,261 @@ func TestSpillDirDefaults(t *testing.T) {
 	if res, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo tmp"})); err != nil || res.Text != "tmp\n" {
 		t.Fatalf("bash with the default spill dir: %+v %v", res, err)
 	}
+}
+
+// bigOutput is a command printing n bytes: "0123456789\n" repeated.
+func bigOutput(n int) string { return fmt.Sprintf("yes 0123456789 | head -c %d", n) }
+
+// wantBig is the first n bytes bigOutput prints.
+func wantBig(n int) string {
+	return strings.Repeat("0123456789\n", n/11+1)[:n]
+}
+
+// TestBashSpillCaps: output beyond MaxOutputBytes is spilled, but a spill
+// file keeps at most MaxSpillBytes and the session's budget; beyond that
+// the output is counted and discarded, and the note says what was kept.
+func TestBashSpillCaps(t *testing.T) {
+	const big = 50 << 20
+	cases := []struct {
+		name     string
+		budget   int64 // 0: none
+		sizes    []int // outputs of successive calls
+		kept     []int // bytes in each call's spill file (0: none)
+		notes    []string
+		used     int64
+		leftover int // files in the spill dir at the end
+	}{
+		{
+			name: "per-call cap", sizes: []int{big}, kept: []int{MaxSpillBytes},
+			notes:    []string{fmt.Sprintf("only the first %d bytes are saved to %%s: the spill file cap of %d bytes was reached]", MaxSpillBytes, MaxSpillBytes)},
+			leftover: 1,
+		},
+		{
+			name: "session budget", budget: 100000, sizes: []int{80000, 80000, 80000}, kept: []int{80000, 20000, 0},
+			notes: []string{
+				"the full output is saved to %s]",
+				"only the first 20000 bytes are saved to %s: the session's spill budget of 100000 bytes is used up]",
+				"the full output was not saved: the session's spill budget of 100000 bytes is used up]",
+			},
+			used: 100000, leftover: 2,
+		},
+		{
+			name: "budget and cap", budget: MaxSpillBytes + 5, sizes: []int{MaxSpillBytes + 1000, 40000}, kept: []int{MaxSpillBytes, 5},
+			notes: []string{
+				fmt.Sprintf("only the first %d bytes are saved to %%s: the spill file cap of %d bytes was reached]", MaxSpillBytes, MaxSpillBytes),
+				fmt.Sprintf("only the first 5 bytes are saved to %%s: the session's spill budget of %d bytes is used up]", MaxSpillBytes+5),
+			},
+			used: MaxSpillBytes + 5, leftover: 2,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t)
+			if tc.budget > 0 {
+				env.Spill = NewSpillBudget(tc.budget)
+			}
+			for i, n := range tc.sizes {
+				res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": bigOutput(n)}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				note, tail, ok := strings.Cut(res.Text, "]\n")
+				if !ok || res.IsError {
+					t.Fatalf("call %d: result %q…", i, res.Text[:min(200, len(res.Text))])
+				}
+				want := fmt.Sprintf("[output cut: %d bytes in total, showing the last %d; ", n, MaxOutputBytes)
+				if strings.Contains(tc.notes[i], "%s") {
+					want += fmt.Sprintf(tc.notes[i], res.SpillPath)
+				} else {
+					want += tc.notes[i]
+				}
+				if note+"]" != want {
+					t.Errorf("call %d: note %q, want %q", i, note+"]", want)
+				}
+				if full := wantBig(n); tail != full[len(full)-MaxOutputBytes:] {
+					t.Errorf("call %d: the text is not the output's tail", i)
+				}
+				if tc.kept[i] == 0 {
+					if res.SpillPath != "" {
+						t.Errorf("call %d: spill path %q, want none", i, res.SpillPath)
+					}
+					continue
+				}
+				fi, err := os.Stat(res.SpillPath)
+				if err != nil || fi.Size() != int64(tc.kept[i]) {
+					t.Fatalf("call %d: spill file %v, %v; want %d bytes", i, fi, err, tc.kept[i])
+				}
+				if got := readFile(t, res.SpillPath); got != wantBig(n)[:tc.kept[i]] {
+					t.Errorf("call %d: the spill file is not the output's head", i)
+				}
+			}
+			if tc.budget > 0 && env.Spill.Used() != tc.used {
+				t.Errorf("budget used %d, want %d", env.Spill.Used(), tc.used)
+			}
+			if entries, _ := os.ReadDir(env.SpillDir); len(entries) != tc.leftover {
+				t.Errorf("spill dir holds %d files, want %d", len(entries), tc.leftover)
+			}
+		})
+	}
+}
+
+// TestBashSpillDiskFull fills a tiny tmpfs: the write error stops spilling
+// for that call with a clear note, the call still returns its tail, and
+// later calls work.
+func TestBashSpillDiskFull(t *testing.T) {
+	env := newEnv(t)
+	if err := os.MkdirAll(env.SpillDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", env.SpillDir, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skipf("!!! SKIPPED LOUDLY: cannot mount a tmpfs to fill (%v); the ENOSPC path is covered by TestSpillFileWriteError only", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(env.SpillDir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmounting the test tmpfs %s: %v", env.SpillDir, err)
+		}
+	})
+	const n = 4 << 20
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": bigOutput(n) + "; exit 3"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, tail, _ := strings.Cut(res.Text, "]\n")
+	if !strings.Contains(note, "bytes are saved to "+res.SpillPath+": writing it failed: ") || !strings.Contains(note, "no space left on device") {
+		t.Errorf("note %q; want it to say the spill write failed with ENOSPC", note)
+	}
+	if full := wantBig(n); tail != full[len(full)-MaxOutputBytes:]+"\n[exit code 3]" || !res.IsError {
+		t.Errorf("the text is not the output's tail and status: …%q", tail[max(0, len(tail)-40):])
+	}
+	if fi, err := os.Stat(res.SpillPath); err != nil || fi.Size() >= n {
+		t.Errorf("spill file %v, %v", fi, err)
+	}
+	if err := os.Remove(res.SpillPath); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo later"})); err != nil || res.Text != "later\n" {
+		t.Errorf("a later call: %+v %v", res, err)
+	}
+}
+
+// TestBashBackgroundCap: a background job's output file is capped like a
+// spill file, with a note before the exit status.
+func TestBashBackgroundCap(t *testing.T) {
+	env := newEnv(t)
+	const n = MaxSpillBytes + 12345
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": bigOutput(n), "run_in_background": true}))
+	if err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	waitFor(t, "the background command's exit status", func() bool {
+		return strings.Contains(readFile(t, res.SpillPath), "[exit code")
+	})
+	got := readFile(t, res.SpillPath)
+	want := wantBig(n)[:MaxSpillBytes] + fmt.Sprintf("\n[output cut: %d bytes in total, only the first %d are in this file: the spill file cap of %d bytes was reached]\n[exit code 0]\n", n, MaxSpillBytes, MaxSpillBytes)
+	if got != want {
+		t.Errorf("background file of %d bytes ends %q; want %d bytes ending %q", len(got), got[max(0, len(got)-200):], len(want), want[len(want)-200:])
+	}
+}
+
+// fakeOwner records the jobs bash hands it.
+type fakeOwner struct {
+	mu       sync.Mutex
+	stops    []func()
+	released int
+	ownedCh  chan struct{}
+}
+
+func newFakeOwner() *fakeOwner { return &fakeOwner{ownedCh: make(chan struct{}, 10)} }
+
+func (o *fakeOwner) Own(stop func()) func() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stops = append(o.stops, stop)
+	o.ownedCh <- struct{}{}
+	return func() {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.released++
+	}
+}
+
+func (o *fakeOwner) stop(i int) {
+	o.mu.Lock()
+	stop := o.stops[i]
+	o.mu.Unlock()
+	stop()
+}
+
+func (o *fakeOwner) releases() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.released
+}
+
+// TestBashBackgroundOwner: bash hands every background job to Env.Owner;
+// stop kills the job's tree (here, without the sandbox supervisor: its
+// process group, including a child that ignores SIGTERM) and waits for
+// it; a job that ends by itself is released.
+func TestBashBackgroundOwner(t *testing.T) {
+	env := newEnv(t)
+	owner := newFakeOwner()
+	env.Owner = owner
+
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{
+		"command": "(trap '' TERM; exec sleep 1000) & echo $! > pid; echo up; wait", "run_in_background": true}))
+	if err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	<-owner.ownedCh
+	pid := readPid(t, filepath.Join(env.Cwd, "pid"), nil)
+	waitFor(t, "the job to start", func() bool { return strings.Contains(readFile(t, res.SpillPath), "up\n") })
+	owner.stop(0)
+	// stop returned: the job has ended, the file is complete, and the rest
+	// of its process group was sent SIGKILL (without the supervisor, which
+	// waits for the whole tree, bash cannot wait for its grandchildren).
+	waitGone(t, pid)
+	if out := readFile(t, res.SpillPath); out != "up\n\n[killed by signal 15 (terminated)]\n" {
+		t.Errorf("output file %q", out)
+	}
+	owner.stop(0) // again: nothing to do
+	if owner.releases() != 0 {
+		t.Errorf("a stopped job was released")
+	}
+
+	res, err = Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo quick", "run_in_background": true}))
+	if err != nil || res.IsError {
+		t.Fatalf("%+v %v", res, err)
+	}
+	<-owner.ownedCh
+	waitFor(t, "the quick job's release", func() bool { return owner.releases() == 1 })
+	if out := readFile(t, res.SpillPath); out != "quick\n\n[exit code 0]\n" {
+		t.Errorf("output file %q", out)
+	}
+	owner.stop(1) // after the end: returns at once
+}
+
+// TestBashTimeoutIgnoringTERM: a command that ignores SIGTERM is killed
+// after the grace period.
+func TestBashTimeoutIgnoringTERM(t *testing.T) {
+	env := newEnv(t)
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{
+		"command": "trap '' TERM; sleep 1000 & echo $! > pid; echo before; wait", "timeout": 100}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || res.Text != "before\n[timed out after 100 ms]" {
+		t.Fatalf("got %+v", res)
+	}
+	waitGone(t, readPid(t, filepath.Join(env.Cwd, "pid"), nil))
+}
+
+// TestBashForegroundLeftovers: what a foreground call leaves running in
+// its process group dies when the call ends.
+func TestBashForegroundLeftovers(t *testing.T) {
+	env := newEnv(t)
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "sleep 1000 & echo $! > pid; echo done"}))
+	if err != nil || res.Text != "done\n" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	waitGone(t, readPid(t, filepath.Join(env.Cwd, "pid"), nil))
 }

@@ -31,11 +31,36 @@
 //
 // # Paths
 //
-// A relative path resolves against Env.Cwd. Before write and edit change a
-// file, the cleaned absolute path, with every symbolic link in its existing
-// components (and a dangling link at its end) resolved, is passed to
-// Guard.CheckWrite, so a link that leaves the workspace is visible to the
-// sandbox. The file itself is then written through the lexical path.
+// A relative path resolves against Env.Cwd and every path is cleaned
+// lexically ("a/../b" is "b") before anything is opened. read, glob and
+// grep then use it as it is.
+//
+// write and edit first ask Guard.WriteRoots for the directories the write
+// must stay beneath. When it names some, the write is confined: the path
+// must lie beneath one of them by name (a root is tried as given and with
+// its symbolic links resolved; roots are trusted, paths are not), and the
+// rest of the path is resolved and opened beneath a descriptor of that root
+// in one step, with openat2(2) and RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS.
+// Symbolic links inside the root are followed, but one that is absolute or
+// climbs above the root with "..", or a /proc magic link, refuses the
+// write, as does a file with more than one hard link (it may be shared with
+// a file outside). Where the kernel lacks openat2, the tools walk the path
+// one component at a time from the root descriptor (O_PATH|O_NOFOLLOW) and
+// resolve symbolic links themselves by the same rules, at most 40 of them.
+// Missing parent directories are made one at a time with mkdirat on the
+// descriptor of their parent. The file is opened without truncation and
+// without blocking, refused unless it is a regular file of at most
+// 16 MiB, and its old content is read and the new content written through
+// that same descriptor, so no rename or symbolic link swapped in while the
+// call runs can redirect the write. A confined write never goes through
+// Env.FS: how the editor would resolve the path is beyond the tools'
+// control, so the file on disk is changed and the editor's unsaved buffer,
+// if any, is not consulted. On systems other than Linux a confined write is
+// refused.
+//
+// When the Guard names no directory (danger-full-access) or there is no
+// Guard, the write is not confined: the file is read and written through
+// Env.FS when set, else on disk by its path, following symbolic links.
 //
 // # Output limits and spill files
 //
@@ -44,6 +69,32 @@
 // holds the whole output. glob and grep cut long listings to their head with
 // a trailing note, and likewise keep the full listing in a spill file. The
 // path of a spill file is also reported in Result.SpillPath.
+//
+// # Bounds
+//
+// read, grep and glob cannot exhaust memory or block a turn, whatever path
+// the model names. They read regular files only: a FIFO, a device, a
+// socket or a directory given to read (or as grep's path) is refused with
+// an error naming the path and what it is, before anything is opened; files
+// are opened with O_NONBLOCK|O_NOCTTY and their type checked again on the
+// descriptor, so nothing swapped in can block the open. glob and grep skip
+// such files in a tree, never follow a symbolic link below their base (no
+// link loop can trap them), and open directories with O_DIRECTORY. Files
+// are streamed through a bounded line buffer; nothing reads a file whole.
+//
+// read shows at most [MaxReadOutputBytes] of lines cut at [MaxLineRunes]
+// (a line of any length costs one buffer), looks for its window within the
+// first [MaxReadScanBytes] of a file, and counts the lines after it for at
+// most [MaxReadCountBytes] more, saying "of at least N" beyond that. With
+// Env.FS, a path that is not a regular file on disk is refused without
+// asking the editor, and the editor's text is windowed within the same
+// bounds. grep reads at most [MaxGrepFileBytes] of a file and
+// [MaxGrepTotalBytes] in all, matches lines longer than [MaxGrepLineBytes]
+// on their head, and collects at most [MaxSearchResults] results or
+// [MaxGrepResultBytes]; glob and grep visit at most [MaxSearchEntries]
+// directory entries. A bound that is reached is stated in the result,
+// with the way to narrow the search. The context is checked between files
+// and before every buffer read, so a cancel ends a scan promptly.
 //
 // # Concurrency
 //

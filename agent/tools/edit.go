@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -74,8 +75,16 @@ func describeEdit(a EditArgs, resolve func(string) string) (string, []Location) 
 	return "Edit " + a.FilePath, []Location{{Path: resolve(a.FilePath)}}
 }
 
-// Run edits the file.
-func (Edit) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+// Run edits the file. When the Env's Guard confines writes, the file is
+// resolved and opened beneath a writable root, and read, changed and
+// written through that one descriptor, never through Env.FS (see the
+// package documentation).
+func (e Edit) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	return e.run(ctx, env, raw, resolveAuto)
+}
+
+// run is Run with the resolution of confined paths chosen by how.
+func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveMode) (Result, error) {
 	a, err := ParseEditArgs(raw)
 	if err != nil {
 		return Result{}, err
@@ -92,34 +101,49 @@ func (Edit) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 	case a.OldString == a.NewString:
 		return fail("old_string and new_string are identical; there is nothing to change")
 	}
-	if err := env.guardWrite(p); err != nil {
+	roots, err := env.writeRoots(p)
+	if err != nil {
 		return fail(err.Error())
 	}
-	old, err := env.readExisting(ctx, p)
-	if err != nil {
-		if msg := statFailure(p); msg != "" {
-			return fail(msg)
+	var n int
+	change := func(old *string) (string, error) {
+		if old == nil {
+			return "", errors.New("file not found: " + p + " (use write to create it)")
 		}
-		return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
+		n = strings.Count(*old, a.OldString)
+		switch {
+		case n == 0:
+			return "", errors.New("old_string not found in " + p)
+		case n > 1 && !a.ReplaceAll:
+			return "", fmt.Errorf("old_string occurs %d times in %s; add surrounding context to make it unique, or set replace_all to replace every occurrence", n, p)
+		}
+		locs[0].Line = 1 + strings.Count((*old)[:strings.Index(*old, a.OldString)], "\n")
+		if a.ReplaceAll {
+			return strings.ReplaceAll(*old, a.OldString, a.NewString), nil
+		}
+		return strings.Replace(*old, a.OldString, a.NewString, 1), nil
 	}
-	if old == nil {
-		return fail("file not found: " + p + " (use write to create it)")
-	}
-	n := strings.Count(*old, a.OldString)
-	switch {
-	case n == 0:
-		return fail("old_string not found in " + p)
-	case n > 1 && !a.ReplaceAll:
-		return fail(fmt.Sprintf("old_string occurs %d times in %s; add surrounding context to make it unique, or set replace_all to replace every occurrence", n, p))
-	}
-	line := 1 + strings.Count((*old)[:strings.Index(*old, a.OldString)], "\n")
-	locs[0].Line = line
-	updated := strings.Replace(*old, a.OldString, a.NewString, 1)
-	if a.ReplaceAll {
-		updated = strings.ReplaceAll(*old, a.OldString, a.NewString)
-	}
-	if err := env.writeText(ctx, p, updated); err != nil {
-		return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
+	var old *string
+	var updated string
+	if len(roots) > 0 {
+		old, updated, err = env.rewriteConfined(p, roots, false, how, change)
+		if err != nil {
+			return fail(err.Error())
+		}
+	} else {
+		old, err = env.readExisting(ctx, p)
+		if err != nil {
+			if msg := statFailure(p); msg != "" {
+				return fail(msg)
+			}
+			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
+		}
+		if updated, err = change(old); err != nil {
+			return fail(err.Error())
+		}
+		if err := env.writeText(ctx, p, updated); err != nil {
+			return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
+		}
 	}
 	plural := "occurrence"
 	if n > 1 {

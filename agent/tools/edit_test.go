@@ -77,7 +77,7 @@ func TestEdit(t *testing.T) {
 func TestEditGuardDenied(t *testing.T) {
 	env := newEnv(t)
 	p := writeFile(t, env.Cwd, "f.txt", "keep me")
-	env.Guard = GuardFunc(func(string) error { return errors.New("blocked by mode read-only") })
+	env.Guard = GuardFunc(func(string) ([]string, error) { return nil, errors.New("blocked by mode read-only") })
 	res, err := Edit{}.Run(context.Background(), env, mustJSON(t, map[string]any{"file_path": "f.txt", "old_string": "keep", "new_string": "lose"}))
 	if err != nil {
 		t.Fatal(err)

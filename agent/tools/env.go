@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
-
-// maxLinkDepth bounds how many dangling symbolic links realPath follows.
-const maxLinkDepth = 40
 
 // check reports whether e can be used.
 func (e *Env) check() error {
@@ -42,76 +41,56 @@ func (e *Env) display(p string) string {
 	return rel
 }
 
-// guardWrite resolves p to the path the guard must see and asks the guard.
-// A non-nil error's message is meant for the model.
-func (e *Env) guardWrite(p string) error {
+// writeRoots asks the Guard where a write to the clean absolute path p may
+// go. No roots and no error: the write is not confined (no Guard, or a
+// Guard that confines nothing). A non-nil error's message is meant for the
+// model.
+func (e *Env) writeRoots(p string) ([]string, error) {
 	if e.Guard == nil {
-		return nil
+		return nil, nil
 	}
-	real, err := realPath(p)
-	if err != nil {
-		return err
-	}
-	return e.Guard.CheckWrite(real)
+	return e.Guard.WriteRoots(p)
 }
 
-// realPath returns the clean absolute path p with the symbolic links of its
-// existing components resolved (filepath.EvalSymlinks of the deepest
-// existing ancestor) and the non-existing rest appended. A dangling link
-// among the components is followed to its target, so writing through it is
-// judged by where the write would land.
-// RealPath resolves p as a write to it would land: symlinks in the deepest
-// existing ancestor are resolved, and a symlink among the remaining
-// components is followed to its target (up to 40 links). The sandbox's
-// write guard and the file tools share it.
-func RealPath(p string) (string, error) { return realPath(p) }
-
-func realPath(p string) (string, error) {
-	p = filepath.Clean(p)
-	for depth := 0; depth <= maxLinkDepth; depth++ {
-		dir, rest := p, ""
-		var resolved string
-		for {
-			r, err := filepath.EvalSymlinks(dir)
-			if err == nil {
-				resolved = r
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				// Nothing exists, not even the root: keep the lexical path.
-				return p, nil
-			}
-			rest = filepath.Join(filepath.Base(dir), rest)
-			dir = parent
+// refuse words the refusal of a write to p for reason: through the Guard
+// when it is a [Refuser], else plainly.
+func (e *Env) refuse(p, reason string) error {
+	if r, ok := e.Guard.(Refuser); ok {
+		if err := r.Refuse(p, reason); err != nil {
+			return err
 		}
-		if rest == "" {
-			return resolved, nil
-		}
-		first, remaining, _ := strings.Cut(rest, string(filepath.Separator))
-		link := filepath.Join(resolved, first)
-		fi, err := os.Lstat(link)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return filepath.Join(resolved, rest), nil
-		}
-		target, err := os.Readlink(link)
-		if err != nil {
-			return "", fmt.Errorf("cannot resolve symbolic link %s: %w", link, err)
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(resolved, target)
-		}
-		p = filepath.Join(target, remaining)
 	}
-	return "", fmt.Errorf("cannot resolve %s: too many levels of symbolic links", p)
+	return fmt.Errorf("write to %s refused: %s", p, reason)
 }
 
-// readText reads a file through the FS hook or from disk.
+// readText reads the current content of a file that write or edit is
+// about to replace, through the FS hook or from disk. Either way it is
+// bounded: something that is not a regular file on disk (a FIFO, a device)
+// is refused without being opened for reading, and a file over
+// maxFileBytes is refused, not read.
 func (e *Env) readText(ctx context.Context, p string) (string, error) {
-	if e.FS != nil {
-		return e.FS.ReadTextFile(ctx, p)
+	if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+		return "", &notRegularError{path: p, mode: fi.Mode().Type()}
 	}
-	b, err := os.ReadFile(p)
+	if e.FS != nil {
+		s, err := e.FS.ReadTextFile(ctx, p)
+		if err == nil && len(s) > maxFileBytes {
+			return "", tooLarge(p, int64(len(s)))
+		}
+		return s, err
+	}
+	f, err := openRegular(p, false)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if f.size > maxFileBytes {
+		return "", tooLarge(p, f.size)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err == nil && len(b) > maxFileBytes {
+		return "", tooLarge(p, int64(len(b)))
+	}
 	return string(b), err
 }
 
@@ -144,7 +123,24 @@ func (e *Env) writeText(ctx context.Context, p, content string) error {
 	if e.FS != nil {
 		return e.FS.WriteTextFile(ctx, p, content)
 	}
-	return os.WriteFile(p, []byte(content), 0o644)
+	// O_NONBLOCK: a FIFO swapped in since the read fails instead of
+	// waiting for a reader; anything but a regular file is refused.
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		_ = f.Close()
+		if err != nil {
+			return err
+		}
+		return &notRegularError{path: p, mode: fi.Mode().Type()}
+	}
+	if _, err := f.WriteString(content); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // statFailure explains, for the model, why p cannot be used as a file.

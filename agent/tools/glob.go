@@ -5,18 +5,52 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
-// MaxListEntries is the most paths or lines glob and grep show; longer
-// listings are cut with a note and spilled whole.
-const MaxListEntries = 1000
+// Limits of the glob and grep tools. When a search reaches one of them it
+// stops, and the result says which limit ended it and how to narrow the
+// search.
+const (
+	// MaxListEntries is the most paths or lines glob and grep show; longer
+	// listings are cut with a note and spilled whole.
+	MaxListEntries = 1000
+	// MaxSearchEntries is how many files and directories (every directory
+	// entry read counts) glob and grep visit in one call.
+	MaxSearchEntries = 200_000
+	// MaxSearchResults is how many results (paths, matching lines or counts)
+	// glob and grep collect in one call; the listing kept in the spill file
+	// holds at most this many.
+	MaxSearchResults = 100_000
+)
+
+// searchBounds are the limits one glob or grep call works within; the tools
+// use defaultSearchBounds, tests smaller ones.
+type searchBounds struct {
+	entries     int   // MaxSearchEntries
+	results     int   // MaxSearchResults
+	resultBytes int   // MaxGrepResultBytes
+	fileBytes   int64 // MaxGrepFileBytes
+	totalBytes  int64 // MaxGrepTotalBytes
+	lineBytes   int   // MaxGrepLineBytes
+	buf         int   // initial line buffer
+}
+
+// defaultSearchBounds are the documented limits.
+func defaultSearchBounds() searchBounds {
+	return searchBounds{
+		entries: MaxSearchEntries, results: MaxSearchResults, resultBytes: MaxGrepResultBytes,
+		fileBytes: MaxGrepFileBytes, totalBytes: MaxGrepTotalBytes, lineBytes: MaxGrepLineBytes, buf: readChunkBytes,
+	}
+}
 
 // GlobArgs are the arguments of the glob tool.
 type GlobArgs struct {
@@ -80,6 +114,12 @@ func describeSearch(verb, pattern, dir string, resolve func(string) string) (str
 
 // Run lists the matching files.
 func (Glob) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	return runGlob(ctx, env, raw, defaultSearchBounds())
+}
+
+// runGlob is Glob.Run within the bounds b. It only reads directories,
+// never opens a file, and does not follow symbolic links below the base.
+func runGlob(ctx context.Context, env *Env, raw json.RawMessage, b searchBounds) (Result, error) {
 	a, err := ParseGlobArgs(raw)
 	if err != nil {
 		return Result{}, err
@@ -110,21 +150,36 @@ func (Glob) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 		mod  time.Time
 	}
 	var hits []hit
-	err = walkFiles(ctx, base, func(rel string) bool { return g.mayContain(rel) }, func(rel string, d fs.DirEntry) {
+	resultsCut := false
+	entriesCut, err := walkFiles(ctx, base, b.entries, func(rel string) bool { return g.mayContain(rel) }, func(rel string, d fs.DirEntry) bool {
 		if !g.match(rel) {
-			return
+			return true
+		}
+		if len(hits) >= b.results {
+			resultsCut = true
+			return false
 		}
 		var mod time.Time
 		if info, err := d.Info(); err == nil {
 			mod = info.ModTime()
 		}
 		hits = append(hits, hit{path: env.display(filepath.Join(base, filepath.FromSlash(rel))), mod: mod})
+		return true
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("tools: glob %q in %s: %w", a.Pattern, base, err)
 	}
+	var notes string
+	if resultsCut {
+		notes += fmt.Sprintf("\n\n(glob stopped at %d matching files, the most it collects in one call, so there are more, and newest first is among these only. "+
+			"Narrow the pattern or path to see the rest.)", len(hits))
+	}
+	if entriesCut {
+		notes += fmt.Sprintf("\n\n(glob stopped after visiting %d files and directories, the most it visits in one call: the rest of the tree was not searched. "+
+			"Narrow the pattern or path to search it.)", b.entries)
+	}
 	if len(hits) == 0 {
-		return Result{Text: fmt.Sprintf("No files match %q in %s", a.Pattern, env.display(base)), Kind: KindSearch, Title: title, Locations: locs}, nil
+		return Result{Text: fmt.Sprintf("No files match %q in %s", a.Pattern, env.display(base)) + notes, Kind: KindSearch, Title: title, Locations: locs}, nil
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if !hits[i].mod.Equal(hits[j].mod) {
@@ -137,7 +192,7 @@ func (Glob) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 		lines[i] = h.path
 	}
 	text, spillPath := env.capLines("glob", lines, "matching files, newest first")
-	return Result{Text: text, Kind: KindSearch, Title: title, Locations: locs, SpillPath: spillPath}, nil
+	return Result{Text: text + notes, Kind: KindSearch, Title: title, Locations: locs, SpillPath: spillPath}, nil
 }
 
 // splitAbsPattern splits an absolute slash pattern into the directory made
@@ -170,39 +225,114 @@ func dirFailure(dir string) string {
 // symbolic link), skipping .git directories, unreadable directories and
 // directories for which descend returns false. It calls visit for every
 // non-directory entry with its slash-separated path relative to root, in
-// lexical order. It stops with ctx's error when ctx is done.
-func walkFiles(ctx context.Context, root string, descend func(rel string) bool, visit func(rel string, d fs.DirEntry)) error {
+// lexical order, until visit returns false. Symbolic links below root are
+// visited, never followed, so a link loop cannot trap it, and directories
+// are opened with O_NONBLOCK|O_DIRECTORY|O_NOFOLLOW, so nothing swapped in
+// can block it. It reads at most maxEntries directory entries in all and
+// reports whether that bound stopped it (the directory being read then
+// shows only the entries read). It stops with ctx's error when ctx is done.
+func walkFiles(ctx context.Context, root string, maxEntries int, descend func(rel string) bool, visit func(rel string, d fs.DirEntry) bool) (capped bool, err error) {
 	walkRoot := root
 	if r, err := filepath.EvalSymlinks(root); err == nil {
 		walkRoot = r
 	}
-	return filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if p == walkRoot {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	w := &treeWalk{ctx: ctx, max: maxEntries, descend: descend, visit: visit}
+	ents, err := w.readDir(walkRoot, 0)
+	if err != nil {
+		return false, err
+	}
+	err = w.walk(walkRoot, "", ents)
+	return w.capped, err
+}
+
+// treeWalk is the state of one walkFiles.
+type treeWalk struct {
+	ctx     context.Context
+	max     int // entries to read in all
+	entries int // entries read
+	capped  bool
+	stopped bool // visit said stop
+	descend func(rel string) bool
+	visit   func(rel string, d fs.DirEntry) bool
+}
+
+// walk visits the entries ents of dir, whose path relative to the root is
+// rel, descending into subdirectories.
+func (w *treeWalk) walk(dir, rel string, ents []fs.DirEntry) error {
+	for _, d := range ents {
+		if err := w.ctx.Err(); err != nil {
 			return err
 		}
+		r := d.Name()
+		if rel != "" {
+			r = rel + "/" + r
+		}
+		if !d.IsDir() {
+			if !w.visit(r, d) {
+				w.stopped = true
+				return nil
+			}
+			continue
+		}
+		if d.Name() == ".git" || (w.descend != nil && !w.descend(r)) {
+			continue
+		}
+		sub := filepath.Join(dir, d.Name())
+		subEnts, err := w.readDir(sub, syscall.O_NOFOLLOW)
 		if err != nil {
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
+			if cerr := w.ctx.Err(); cerr != nil {
+				return cerr
 			}
-			return nil
+			continue // unreadable (or no longer a directory): skipped
 		}
-		rel, rerr := filepath.Rel(walkRoot, p)
-		if rerr != nil {
-			return rerr
+		if err := w.walk(sub, r, subEnts); err != nil || w.stopped {
+			return err
 		}
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if d.Name() == ".git" || (descend != nil && !descend(rel)) {
-				return fs.SkipDir
+	}
+	return nil
+}
+
+// readDir returns the entries of dir sorted by name, reading no more than
+// the walk's bound allows.
+func (w *treeWalk) readDir(dir string, extra int) ([]fs.DirEntry, error) {
+	fd, err := openNonblock(dir, syscall.O_DIRECTORY|extra)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		_ = syscall.Close(fd)
+		return nil, &fs.PathError{Op: "fcntl", Path: dir, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	var ents []fs.DirEntry
+	for {
+		if err := w.ctx.Err(); err != nil {
+			return nil, err
+		}
+		room := w.max - w.entries - len(ents)
+		if room <= 0 {
+			// Any entry left is one too many.
+			if more, _ := f.ReadDir(1); len(more) > 0 {
+				w.capped = true
 			}
-			return nil
+			break
 		}
-		visit(rel, d)
-		return nil
-	})
+		batch, err := f.ReadDir(min(room, 512))
+		ents = append(ents, batch...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	w.entries += len(ents)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, nil
 }
 
 // capLines joins lines. When there are more than MaxListEntries lines or

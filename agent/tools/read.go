@@ -1,9 +1,13 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,9 +18,37 @@ const (
 	DefaultReadLimit = 2000
 	// MaxLineRunes is the longest line read and grep show before cutting it.
 	MaxLineRunes = 2000
+	// MaxReadScanBytes is how far into a file read goes to find and show
+	// its window (the lines from offset to offset+limit-1): an offset past
+	// it gets a note instead of lines, and a window that would reach beyond
+	// it ends there, with a note.
+	// Lines before the offset are only scanned for "\n", so getting there
+	// is fast; no more than one buffer of the file is held at a time.
+	MaxReadScanBytes = 1 << 30
+	// MaxReadCountBytes is how far past the window read scans to count the
+	// file's lines for its "(Showing lines a-b of N …)" note; a longer rest
+	// makes the note say "of at least N".
+	MaxReadCountBytes = 64 << 20
+	// MaxReadOutputBytes bounds the text of one read: the window ends at the
+	// last line that fits, and the note says where to go on.
+	MaxReadOutputBytes = 1 << 20
 	// binarySniffBytes is how much of a file is checked for a NUL byte.
 	binarySniffBytes = 8000
 )
+
+// readBounds are the limits one read call works within; the Read tool uses
+// defaultReadBounds, tests smaller ones.
+type readBounds struct {
+	buf    int   // line buffer, bytes; longer lines are taken in pieces
+	scan   int64 // MaxReadScanBytes
+	count  int64 // MaxReadCountBytes
+	output int   // MaxReadOutputBytes
+}
+
+// defaultReadBounds are the documented limits.
+func defaultReadBounds() readBounds {
+	return readBounds{buf: readChunkBytes, scan: MaxReadScanBytes, count: MaxReadCountBytes, output: MaxReadOutputBytes}
+}
 
 // ReadArgs are the arguments of the read tool.
 type ReadArgs struct {
@@ -82,6 +114,17 @@ func describeRead(a ReadArgs, resolve func(string) string) (string, []Location) 
 
 // Run reads the file.
 func (Read) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	return runRead(ctx, env, raw, defaultReadBounds())
+}
+
+// runRead is Read.Run within the bounds b.
+//
+// Only regular files are read: a FIFO, a device, a socket or a directory is
+// refused from a stat before anything is opened, and the file is opened
+// with O_NONBLOCK (a FIFO swapped in meanwhile cannot block the open) and
+// its type checked again on the descriptor. The file is then streamed: only
+// the window and the line count come out of it, within b.
+func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (Result, error) {
 	a, err := ParseReadArgs(raw)
 	if err != nil {
 		return Result{}, err
@@ -99,67 +142,193 @@ func (Read) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 		return fail(fmt.Sprintf("limit must be positive, got %d", a.Limit))
 	}
 
-	var content string
-	if env.FS == nil {
-		if msg := statFailure(p); msg != "" {
+	var src io.Reader
+	if env.FS != nil {
+		// The editor is never asked for what is not a regular file on
+		// disk (it might block on a FIFO as well); a path missing on disk
+		// may still be an editor buffer.
+		if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+			return fail(fileFailure(p, "read"))
+		}
+		content, err := env.FS.ReadTextFile(ctx, p)
+		if err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return Result{}, fmt.Errorf("tools: read %s: %w", p, cerr)
+			}
+			if msg := fileFailure(p, "read"); msg != "" {
+				return fail(msg)
+			}
+			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
+		}
+		src = strings.NewReader(content)
+	} else {
+		if msg := fileFailure(p, "read"); msg != "" {
 			return fail(msg)
 		}
+		f, err := openRegular(p, false)
+		var nre *notRegularError
+		switch {
+		case errors.As(err, &nre):
+			return fail(notRegularText(p, nre.mode, "read"))
+		case err != nil:
+			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
+		}
+		defer f.Close()
+		src = f
 	}
-	content, err = env.readText(ctx, p)
-	if err != nil {
-		if msg := statFailure(p); msg != "" {
-			return fail(msg)
-		}
+	text, err := readWindow(ctx, p, src, a.Offset, a.Limit, b)
+	switch {
+	case errors.Is(err, errBinary):
+		return fail(p + " is a binary file; read shows text files only")
+	case ctx.Err() != nil && err != nil:
+		return Result{}, fmt.Errorf("tools: read %s: %w", p, err)
+	case err != nil:
 		return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 	}
-	if strings.IndexByte(content[:min(len(content), binarySniffBytes)], 0) >= 0 {
-		return fail(p + " is a binary file; read shows text files only")
-	}
-	return Result{Text: numberLines(p, content, a.Offset, a.Limit), Kind: KindRead, Title: title, Locations: locs}, nil
+	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs}, nil
 }
 
-// numberLines renders lines offset… of content in cat -n style.
-func numberLines(p, content string, offset, limit int) string {
-	lines := splitLines(content)
-	if len(lines) == 0 {
-		return fmt.Sprintf("(%s is empty)", p)
-	}
+// errBinary reports a file with a NUL byte in its first binarySniffBytes.
+var errBinary = errors.New("binary file")
+
+// readWindow renders lines offset… of r in cat -n style, streaming r
+// within b: it holds one line buffer and the output, never the file.
+func readWindow(ctx context.Context, p string, r io.Reader, offset, limit int, b readBounds) (string, error) {
 	if offset < 1 {
 		offset = 1
 	}
 	if limit < 1 {
 		limit = DefaultReadLimit
 	}
-	if offset > len(lines) {
-		return fmt.Sprintf("(offset %d is past the end of %s, which has %d lines)", offset, p, len(lines))
+	lr := newLineReader(ctx, r, b.buf, b.buf, b.scan)
+	head, err := lr.peek(binarySniffBytes)
+	if err != nil {
+		return "", err
 	}
-	end := min(len(lines), offset-1+limit)
-	var b strings.Builder
-	for i := offset; i <= end; i++ {
-		if i > offset {
-			b.WriteByte('\n')
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "", errBinary
+	}
+	if len(head) == 0 && lr.err == io.EOF {
+		return fmt.Sprintf("(%s is empty)", p), nil
+	}
+
+	// Skip to the window.
+	for skipped := 0; skipped < offset-1; skipped++ {
+		switch err := lr.skipLine(); {
+		case err == io.EOF:
+			return fmt.Sprintf("(offset %d is past the end of %s, which has %d lines)", offset, p, skipped), nil
+		case err == errScanBudget:
+			return fmt.Sprintf("(offset %d is past the first %d bytes of %s, as far as read looks for a line; they hold %d complete lines. "+
+				"Use a smaller offset, or bash (sed -n, tail) to see lines further in.)", offset, b.scan, p, skipped), nil
+		case err != nil:
+			return "", err
 		}
-		fmt.Fprintf(&b, "%6d\t%s", i, cutLine(lines[i-1]))
 	}
-	if end < len(lines) {
-		fmt.Fprintf(&b, "\n\n(Showing lines %d-%d of %d. Use offset=%d to read on.)", offset, end, len(lines), end+1)
+
+	// The window.
+	var out strings.Builder
+	shown, taken := 0, 0 // lines shown; lines consumed (one more when the output cap refused a line)
+	atEOF, scanCut, outputCut := false, false, false
+	for shown < limit {
+		seg, eol, err := lr.segment()
+		if err == io.EOF {
+			atEOF = true
+			break
+		}
+		if err == errScanBudget {
+			scanCut = true
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		var text string
+		if eol {
+			text = cutLine(string(validUTF8(trimCR(seg))))
+		} else {
+			text, err = longLine(lr, seg)
+			if err == errScanBudget {
+				scanCut = true
+			} else if err != nil {
+				return "", err
+			}
+		}
+		taken++
+		line := fmt.Sprintf("%6d	%s", offset+shown, text)
+		if shown > 0 && out.Len()+1+len(line) > b.output {
+			outputCut = true
+			break
+		}
+		if shown > 0 {
+			out.WriteByte('\n')
+		}
+		out.WriteString(line)
+		shown++
+		if scanCut {
+			break
+		}
 	}
-	return b.String()
+	if shown == 0 {
+		if scanCut {
+			return fmt.Sprintf("(offset %d is past the first %d bytes of %s, as far as read looks for a line; they hold %d complete lines. "+
+				"Use a smaller offset, or bash (sed -n, tail) to see lines further in.)", offset, b.scan, p, offset-1), nil
+		}
+		return fmt.Sprintf("(offset %d is past the end of %s, which has %d lines)", offset, p, offset-1), nil
+	}
+	first, last := offset, offset+shown-1
+	if scanCut {
+		fmt.Fprintf(&out, "\n\n(Showing lines %d-%d of %s: read stops after the first %d bytes of a file. "+
+			"Use bash (sed -n, tail) to see the rest.)", first, last, p, b.scan)
+		return out.String(), nil
+	}
+	// Count the lines after the window.
+	total, exact := int64(offset-1+taken), true
+	if !atEOF {
+		lr.extend(b.count)
+		n, complete, err := lr.countLines()
+		if err != nil {
+			return "", err
+		}
+		total += n
+		exact = complete
+	}
+	if total > int64(last) {
+		of := fmt.Sprint(total)
+		if !exact {
+			of = "at least " + of
+		}
+		if outputCut {
+			fmt.Fprintf(&out, "\n\n(Showing lines %d-%d of %s; read shows at most %d bytes at a time. Use offset=%d to read on.)", first, last, of, b.output, last+1)
+		} else {
+			fmt.Fprintf(&out, "\n\n(Showing lines %d-%d of %s. Use offset=%d to read on.)", first, last, of, last+1)
+		}
+	}
+	return out.String(), nil
 }
 
-// splitLines splits text into lines without their terminators ("\n" or
-// "\r\n"); a final terminator does not start another line. Invalid UTF-8 is
-// replaced so the output is stable once JSON-encoded.
-func splitLines(text string) []string {
-	if text == "" {
-		return nil
+// longLine reads the rest of a line longer than the buffer, whose first
+// piece is first, and returns it as cutLine shows it. With errScanBudget the
+// line's end was not reached, and the text says so.
+func longLine(lr *lineReader, first []byte) (string, error) {
+	var c lineCut
+	c.add(first)
+	for {
+		seg, eol, err := lr.segment()
+		if err == errScanBudget {
+			return c.text(true), err
+		}
+		if err == io.EOF {
+			return c.text(false), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if eol {
+			c.add(trimCR(seg))
+			return c.text(false), nil
+		}
+		c.add(seg)
 	}
-	text = strings.ToValidUTF8(text, "\uFFFD")
-	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimSuffix(l, "\r")
-	}
-	return lines
 }
 
 // cutLine cuts a line longer than MaxLineRunes runes, saying so.

@@ -93,19 +93,41 @@ type FileSystem interface {
 	WriteTextFile(ctx context.Context, path, content string) error
 }
 
-// Guard vets writes before write and edit perform them.
+// Guard confines the writes of write and edit to directories.
+//
+// The file tools ask it once per call, then resolve and open the file
+// beneath one of the directories it returns in a single step (openat2 with
+// RESOLVE_BENEATH on Linux), and read and write the file through that one
+// descriptor; see the package documentation, section Paths.
 type Guard interface {
-	// CheckWrite returns nil to allow writing path, or an error whose
-	// message is shown to the model verbatim. path is absolute and clean,
-	// with the symbolic links of its existing components resolved.
-	CheckWrite(path string) error
+	// WriteRoots returns the directories a write to path must stay
+	// beneath, or an error whose message is shown to the model verbatim
+	// when the write is refused outright (the mode permits no writes, or
+	// path lies beneath none of the directories). No directories and no
+	// error means the write is not confined. path is absolute and clean
+	// but otherwise as the model named it: no symbolic link is resolved.
+	// The directories are absolute and trusted: symbolic links in them are
+	// followed.
+	WriteRoots(path string) ([]string, error)
+}
+
+// Refuser is implemented by a [Guard] that words the refusals write and
+// edit find themselves while opening beneath its directories: a symbolic
+// link or ".." leading out of them, a /proc magic link, a file with more
+// than one hard link. Refuse returns the error shown to the model verbatim
+// for a write to path refused for reason (a phrase such as "a symbolic
+// link in the path leads outside the writable root /w"). Without it the
+// tools say "write to PATH refused: REASON".
+type Refuser interface {
+	// Refuse returns the refusal of a write to path for reason.
+	Refuse(path, reason string) error
 }
 
 // GuardFunc adapts a function to the [Guard] interface.
-type GuardFunc func(path string) error
+type GuardFunc func(path string) ([]string, error)
 
-// CheckWrite calls f(path).
-func (f GuardFunc) CheckWrite(path string) error { return f(path) }
+// WriteRoots calls f(path).
+func (f GuardFunc) WriteRoots(path string) ([]string, error) { return f(path) }
 
 // CommandFunc builds the command that runs a bash script in workdir (an
 // absolute directory). ctx bounds the command's life and may be passed to
@@ -113,6 +135,18 @@ func (f GuardFunc) CheckWrite(path string) error { return f(path) }
 // and puts it in its own process group; it sets Dir to workdir when empty.
 // A returned error becomes an IsError result whose text is its message.
 type CommandFunc func(ctx context.Context, script, workdir string) (*exec.Cmd, error)
+
+// ProcessOwner takes ownership of processes a call leaves running (background jobs).
+//
+// bash calls Own once per background job, right after starting it. stop
+// kills the job's whole process tree and returns when it has ended; it may
+// be called from any goroutine, more than once, and also after the job
+// ended (then it does nothing). release is called by the tool, once, from
+// another goroutine, when the job ended by itself, after its output file is
+// complete; it is not called when stop ended the job. Own must not block.
+type ProcessOwner interface {
+	Own(stop func()) (release func())
+}
 
 // Env is the session environment a tool runs in. The zero value is not
 // usable: Cwd must be set.
@@ -129,6 +163,15 @@ type Env struct {
 	Guard Guard
 	// Exec, when non-nil, builds bash's command; nil runs "bash -c script".
 	Exec CommandFunc
+	// Owner, when non-nil, takes ownership of every background bash job
+	// (run_in_background), so it can end them (session close, agent exit,
+	// mode narrowing). With nil, a job runs until it ends by itself or,
+	// under the sandbox supervisor, until the agent exits.
+	Owner ProcessOwner
+	// Spill, when non-nil, caps the total bytes the session's spill files
+	// and background output files may hold; nil means no session cap (the
+	// per-file cap MaxSpillBytes still applies).
+	Spill *SpillBudget
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -78,8 +78,15 @@ func describeWrite(a WriteArgs, resolve func(string) string) (string, []Location
 	return "Write " + a.FilePath, []Location{{Path: resolve(a.FilePath)}}
 }
 
-// Run writes the file.
-func (Write) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+// Run writes the file. When the Env's Guard confines writes, the file is
+// resolved and opened beneath a writable root and written through that
+// descriptor, never through Env.FS (see the package documentation).
+func (w Write) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	return w.run(ctx, env, raw, resolveAuto)
+}
+
+// run is Run with the resolution of confined paths chosen by how.
+func (Write) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveMode) (Result, error) {
 	a, err := ParseWriteArgs(raw)
 	if err != nil {
 		return Result{}, err
@@ -90,18 +97,26 @@ func (Write) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, er
 	title, locs := describeWrite(a, env.abs)
 	p := locs[0].Path
 	fail := func(text string) (Result, error) { return errorResult(title, KindEdit, locs, text), nil }
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-		return fail(p + " is a directory, not a file")
-	}
-	if err := env.guardWrite(p); err != nil {
+	roots, err := env.writeRoots(p)
+	if err != nil {
 		return fail(err.Error())
 	}
-	old, err := env.readExisting(ctx, p)
-	if err != nil {
-		return fail(fmt.Sprintf("cannot read the current content of %s: %v", p, unwrapPathError(err)))
-	}
-	if err := env.writeText(ctx, p, a.Content); err != nil {
-		return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
+	var old *string
+	if len(roots) > 0 {
+		old, _, err = env.rewriteConfined(p, roots, true, how, func(*string) (string, error) { return a.Content, nil })
+		if err != nil {
+			return fail(err.Error())
+		}
+	} else {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			return fail(p + " is a directory, not a file")
+		}
+		if old, err = env.readExisting(ctx, p); err != nil {
+			return fail(fmt.Sprintf("cannot read the current content of %s: %v", p, unwrapPathError(err)))
+		}
+		if err := env.writeText(ctx, p, a.Content); err != nil {
+			return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
+		}
 	}
 	text := fmt.Sprintf("Wrote %d bytes to %s", len(a.Content), p)
 	if old == nil {

@@ -30,8 +30,8 @@ commands:
 `
 
 func main() {
-	// sandbox-exec replaces this process with the confined command; it must
-	// not start anything first.
+	// sandbox-exec confines this process and supervises the command; it
+	// must not start anything first.
 	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" {
 		err := sandbox.Exec(os.Args[2:])
 		fmt.Fprintln(os.Stderr, err)

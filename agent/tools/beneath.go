@@ -1,0 +1,103 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// maxFileBytes caps the current content write and edit read from a file
+// they are about to replace: a larger file is refused, not read.
+const maxFileBytes = 16 << 20
+
+// maxLinks bounds the symbolic links one confined open follows, as the
+// kernel's own limit does.
+const maxLinks = 40
+
+// resolveMode selects how a confined open resolves its path beneath the
+// root. Run always uses resolveAuto; tests pass resolveWalk to exercise the
+// fallback on kernels that have openat2.
+type resolveMode int
+
+const (
+	// resolveAuto uses openat2 (RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS)
+	// and walks the path itself only where the kernel lacks openat2.
+	resolveAuto resolveMode = iota
+	// resolveWalk always walks the path itself, one component at a time.
+	resolveWalk
+)
+
+// refusal is a confined write refused because the path, as the kernel
+// resolves it, would leave the root or reach a shared file. Its reason is
+// worded for the model by [Env.refuse].
+type refusal struct{ reason string }
+
+// Error implements error.
+func (r *refusal) Error() string { return "refused: " + r.reason }
+
+// changeFunc computes the new content of a file from its current content
+// (nil when write is creating it). An error's message is meant for the
+// model and the file is left unchanged.
+type changeFunc func(old *string) (string, error)
+
+// rewriteConfined replaces the content of the clean absolute path p with
+// change's result, confined beneath one of roots: p is matched lexically
+// against each root (as given, and with its symbolic links resolved), then
+// resolved and opened beneath that root's directory in one step, and the old
+// content is read and the new one written through that descriptor. create
+// allows creating the file and its missing parent directories. It returns
+// the old content (nil for a new file) and the new one. An error's message
+// is meant for the model and names p.
+func (e *Env) rewriteConfined(p string, roots []string, create bool, how resolveMode, change changeFunc) (*string, string, error) {
+	root, rel, ok := beneathRoots(p, roots)
+	if !ok {
+		return nil, "", e.refuse(p, "it is beneath none of the writable roots "+strings.Join(roots, ", "))
+	}
+	old, updated, err := rewriteBeneath(p, root, rel, create, how, change)
+	if r, ok := errors.AsType[*refusal](err); ok {
+		return nil, "", e.refuse(p, r.reason)
+	}
+	return old, updated, err
+}
+
+// beneathRoots returns the first of roots that the clean absolute path p
+// lies lexically beneath, and p relative to it ("." for the root itself).
+// Each root is tried as given and with its symbolic links resolved: roots
+// are trusted, p is not, so p itself is never resolved here.
+func beneathRoots(p string, roots []string) (root, rel string, ok bool) {
+	for _, r := range roots {
+		if !filepath.IsAbs(r) {
+			continue
+		}
+		forms := []string{filepath.Clean(r)}
+		if real, err := filepath.EvalSymlinks(r); err == nil && real != forms[0] {
+			forms = append(forms, real)
+		}
+		for _, f := range forms {
+			if rel, ok := lexicallyBeneath(p, f); ok {
+				return forms[0], rel, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// lexicallyBeneath reports whether the clean absolute path p is dir or lies
+// beneath it, comparing names only, and returns p relative to dir.
+func lexicallyBeneath(p, dir string) (string, bool) {
+	switch {
+	case p == dir:
+		return ".", true
+	case dir == string(filepath.Separator):
+		return p[1:], true
+	case strings.HasPrefix(p, dir+string(filepath.Separator)):
+		return p[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// tooLarge is the failure for a file over maxFileBytes.
+func tooLarge(p string, size int64) error {
+	return fmt.Errorf("%s is too large to rewrite (%d bytes; write and edit refuse files over %d MiB)", p, size, maxFileBytes>>20)
+}
