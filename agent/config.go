@@ -68,6 +68,10 @@ type Config struct {
 	// RetryDelay is the first backoff before retrying a retryable model
 	// failure (doubling per retry); 0 retries at once (replay).
 	RetryDelay time.Duration
+	// WriteTimeout bounds the write of one frame to the client; a client
+	// that does not take a frame within it is treated as gone (0:
+	// DefaultWriteTimeout).
+	WriteTimeout time.Duration
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// FirstSessionID, when set, is the id of the first session/new (so a

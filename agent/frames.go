@@ -4,24 +4,109 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 )
+
+// ErrStalled reports a client that stopped reading: a frame could not be
+// written to it within the write timeout. The connection is then treated as
+// dead: every later write fails at once with this error and Serve cancels
+// the running work and returns it.
+var ErrStalled = errors.New("agent: the client stopped reading stdout")
+
+// DefaultWriteTimeout is how long one frame may take to be written before
+// the client is treated as gone (Config.WriteTimeout 0).
+const DefaultWriteTimeout = 30 * time.Second
+
+// shutdownGrace bounds a frame's write once shutdown began (SIGTERM): a
+// reading client takes microseconds, so only a stalled one hits it.
+const shutdownGrace = time.Second
 
 // lockedWriter serializes whole-frame writes from the SDK and from the
 // frame filter onto stdout, and tells the in-flight tracker which requests
-// were answered.
+// were answered. A frame is written by a helper goroutine while Write
+// waits at most the write timeout (or the shutdown grace once hurry is
+// closed); a write that does not finish in time kills the writer: the
+// stuck goroutine is abandoned (it holds its own copy of the frame) and
+// every later Write fails with ErrStalled.
 type lockedWriter struct {
-	mu       sync.Mutex
 	w        io.Writer
 	inflight *inflight
+	timeout  time.Duration
+	// turn is a one-slot semaphore: one frame at a time, in order.
+	turn chan struct{}
+	// dead is closed once the writer is killed; err says why.
+	dead     chan struct{}
+	hurry    chan struct{}
+	once     sync.Once
+	hurryOne sync.Once
+	mu       sync.Mutex
+	err      error
+	// nudged is closed by nudge while a frame is being written (nil
+	// between frames).
+	nudged    chan struct{}
+	nudgedOne *sync.Once
+}
+
+func newLockedWriter(w io.Writer, fl *inflight, timeout time.Duration) *lockedWriter {
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
+	return &lockedWriter{w: w, inflight: fl, timeout: timeout,
+		turn: make(chan struct{}, 1), dead: make(chan struct{}), hurry: make(chan struct{})}
+}
+
+// kill makes every pending and later write fail with err (the first cause
+// wins).
+func (l *lockedWriter) kill(err error) {
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+		close(l.dead)
+	})
+}
+
+// cause is why the writer died (nil while it lives).
+func (l *lockedWriter) cause() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// hasten bounds the current and every later write by shutdownGrace.
+func (l *lockedWriter) hasten() { l.hurryOne.Do(func() { close(l.hurry) }) }
+
+// nudge bounds the frame being written now, if any, by shutdownGrace: the
+// client asked for a cancel while reel's output to it is stuck, so the
+// cancel takes effect within the grace instead of the write timeout.
+// Later frames keep the full timeout.
+func (l *lockedWriter) nudge() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.nudged != nil {
+		ch := l.nudged
+		l.nudgedOne.Do(func() { close(ch) })
+	}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	select {
+	case l.turn <- struct{}{}:
+	case <-l.dead:
+		return 0, l.cause()
+	}
+	defer func() { <-l.turn }()
+	select {
+	case <-l.dead:
+		return 0, l.cause()
+	default:
+	}
 	answered := ""
 	if l.inflight != nil {
 		var f struct {
@@ -35,11 +120,63 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 			l.inflight.answering(answered)
 		}
 	}
-	n, err := l.w.Write(p)
+	n, err := l.write(p)
 	if answered != "" {
 		l.inflight.done(answered)
 	}
 	return n, err
+}
+
+type writeResult struct {
+	n   int
+	err error
+}
+
+// write writes one frame, waiting at most the timeout (the shutdown grace
+// once shutdown began, if shorter).
+func (l *lockedWriter) write(p []byte) (int, error) {
+	frame := append([]byte(nil), p...) // the goroutine may outlive this call
+	done := make(chan writeResult, 1)
+	go func() {
+		n, err := l.w.Write(frame)
+		done <- writeResult{n, err}
+	}()
+	nudged := make(chan struct{})
+	l.mu.Lock()
+	l.nudged, l.nudgedOne = nudged, &sync.Once{}
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.nudged, l.nudgedOne = nil, nil
+		l.mu.Unlock()
+	}()
+	limit, what := l.timeout, ""
+	hurry := l.hurry
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.n, r.err
+		case <-hurry:
+			hurry = nil
+			if shutdownGrace < limit {
+				limit, what = shutdownGrace, " of shutdown"
+				timer.Reset(limit)
+			}
+		case <-nudged:
+			nudged = nil
+			if shutdownGrace < limit {
+				limit, what = shutdownGrace, " of session/cancel"
+				timer.Reset(limit)
+			}
+		case <-timer.C:
+			l.kill(fmt.Errorf("%w: a %d-byte frame could not be written within %s%s", ErrStalled, len(p), limit, what))
+			return 0, l.cause()
+		case <-l.dead:
+			return 0, l.cause()
+		}
+	}
 }
 
 // inflight counts client requests not yet answered, so that the end of
@@ -159,27 +296,34 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			f.inflight.drain()
 			return 0, f.err
 		}
-		line, tooLarge, err := f.readLine()
+		line, tooLarge, bigID, err := f.readLine()
 		if err != nil {
 			f.err = err
 		}
 		if tooLarge {
-			f.reject(nil, -32600, "Invalid request: frame larger than 8 MiB")
+			f.reject(bigID, nil, -32600, "Invalid request: frame larger than 8 MiB")
 			continue
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		if code, msg := check(line); code != 0 {
-			f.reject(line, code, msg)
+			f.reject(rejectedID(line, code), line, code, msg)
 			continue
+		}
+		if isCancel(line) {
+			// A cancel while a frame to the client is stuck: the client
+			// is not reading, so the write gets only the grace.
+			if lw, ok := f.out.(*lockedWriter); ok {
+				lw.nudge()
+			}
 		}
 		if id, method, ok := requestID(line); ok {
 			// A second prompt on a session must not reach the SDK: it
 			// cancels the running prompt of that session before the
 			// agent could refuse it.
 			if sid := promptSession(line, method); sid != "" && !f.inflight.startPrompt(id, sid) {
-				f.reject(line, -32600, "Invalid request: session "+sid+" is busy with another prompt; cancel it or wait")
+				f.reject(rejectedID(line, -32600), line, -32600, "Invalid request: session "+sid+" is busy with another prompt; cancel it or wait")
 				continue
 			}
 			f.inflight.start(id)
@@ -196,21 +340,30 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 }
 
 // readLine reads one line; an over-long line is consumed but not kept,
-// and reported with tooLarge.
-func (f *frameFilter) readLine() (line []byte, tooLarge bool, err error) {
+// and reported with tooLarge and its top-level id (nil when none can be
+// read), which is scanned as the line streams by.
+func (f *frameFilter) readLine() (line []byte, tooLarge bool, id json.RawMessage, err error) {
+	var scan *idScanner
 	for {
 		chunk, err := f.in.ReadSlice('\n')
-		if !tooLarge {
-			if len(line)+len(chunk) > maxFrame {
-				tooLarge, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
+		switch {
+		case tooLarge:
+			scan.feed(chunk)
+		case len(line)+len(chunk) > maxFrame:
+			scan = &idScanner{}
+			scan.feed(line)
+			scan.feed(chunk)
+			tooLarge, line = true, nil
+		default:
+			line = append(line, chunk...)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		return bytes.TrimRight(line, "\r\n"), tooLarge, err
+		if tooLarge {
+			id = scan.id
+		}
+		return bytes.TrimRight(line, "\r\n"), tooLarge, id, err
 	}
 }
 
@@ -244,12 +397,30 @@ func check(line []byte) (int, string) {
 	return 0, ""
 }
 
-func (f *frameFilter) reject(line []byte, code int, msg string) {
+// rejectedID is the id to answer a frame refused with code: the frame's own
+// id when it can be read, else nil (answered with null). A parse error
+// keeps null (JSON-RPC: the id of a frame that is not JSON is unknown),
+// except for a frame refused only for nesting deeper than encoding/json
+// accepts, whose id the scanner reads.
+func rejectedID(line []byte, code int) json.RawMessage {
+	if code == -32700 {
+		var s idScanner
+		s.feed(line)
+		if s.maxDepth > maxJSONDepth {
+			return s.id
+		}
+		return nil
+	}
 	var probe struct {
 		ID json.RawMessage `json:"id"`
 	}
 	_ = json.Unmarshal(line, &probe)
-	id := probe.ID
+	return probe.ID
+}
+
+// reject answers a refused frame with a JSON-RPC error on id (null unless
+// id is a string or a number).
+func (f *frameFilter) reject(id json.RawMessage, line []byte, code int, msg string) {
 	if len(id) == 0 || (id[0] != '"' && (id[0] < '0' || id[0] > '9') && id[0] != '-') {
 		id = json.RawMessage("null")
 	}
@@ -285,6 +456,18 @@ func requestID(line []byte) (string, string, bool) {
 	return idKey(f.ID), f.Method, true
 }
 
+// isCancel reports whether a frame is a session/cancel notification.
+func isCancel(line []byte) bool {
+	if !bytes.Contains(line, []byte("session/cancel")) {
+		return false
+	}
+	var f struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(line, &f) == nil && f.Method == "session/cancel" && len(f.ID) == 0
+}
+
 // idKey is the key of a request id in the in-flight tracker. The SDK
 // re-encodes the id in its answer (escaping <, > and & in strings), so a
 // string id is keyed by its value, not by its bytes.
@@ -308,4 +491,197 @@ func promptSession(line []byte, method string) string {
 	}
 	_ = json.Unmarshal(line, &f)
 	return f.Params.SessionID
+}
+
+// maxJSONDepth is encoding/json's nesting limit: a deeper frame is not
+// valid to it, though it may be well-formed.
+const maxJSONDepth = 10000
+
+// idScanner finds the top-level "id" member of a JSON object frame without
+// decoding it: it is fed the frame's bytes in pieces (an over-long frame is
+// never held whole), keeps constant state (the nesting depth is a counter),
+// and does work linear in the bytes fed. The last "id" member wins, as in
+// encoding/json. Only a string, a number or null is an id; anything else,
+// or a frame that is not an object, leaves none.
+type idScanner struct {
+	state    int
+	depth    int  // nesting inside a skipped member value
+	maxDepth int  // deepest nesting seen, the top-level object being 1
+	inStr    bool // inside a string of a skipped value
+	esc      bool // after a backslash inside a string
+	key      []byte
+	keyLong  bool
+	val      []byte
+	valLong  bool
+	isID     bool
+	id       json.RawMessage
+}
+
+const (
+	scanStart = iota
+	scanKeyOrEnd
+	scanKey
+	scanColon
+	scanValue
+	scanIDString
+	scanIDScalar
+	scanSkipString
+	scanSkipNested
+	scanSkipScalar
+	scanAfterValue
+	scanDone
+)
+
+// maxIDBytes bounds a key or an id value the scanner keeps.
+const maxIDBytes = 4096
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// feed scans the next bytes of the frame.
+func (s *idScanner) feed(b []byte) {
+	for i := 0; i < len(b) && s.state != scanDone; i++ {
+		c := b[i]
+		switch s.state {
+		case scanStart:
+			switch {
+			case isJSONSpace(c):
+			case c == '{':
+				s.state, s.maxDepth = scanKeyOrEnd, 1
+			default:
+				s.state = scanDone
+			}
+		case scanKeyOrEnd:
+			switch {
+			case isJSONSpace(c):
+			case c == '"':
+				s.state, s.key, s.keyLong = scanKey, append(s.key[:0], '"'), false
+			default: // '}' ends the object; anything else is malformed
+				s.state = scanDone
+			}
+		case scanKey:
+			s.key, s.keyLong = keep(s.key, s.keyLong, c)
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				var k string
+				s.isID = !s.keyLong && json.Unmarshal(s.key, &k) == nil && k == "id"
+				s.state = scanColon
+			}
+		case scanColon:
+			switch {
+			case isJSONSpace(c):
+			case c == ':':
+				s.state = scanValue
+			default:
+				s.state = scanDone
+			}
+		case scanValue:
+			if isJSONSpace(c) {
+				continue
+			}
+			s.val, s.valLong = append(s.val[:0], c), false
+			switch {
+			case s.isID && c == '"':
+				s.state = scanIDString
+			case s.isID && (c == '-' || c == 'n' || (c >= '0' && c <= '9')):
+				s.state = scanIDScalar
+			case c == '"':
+				if s.isID {
+					s.id = nil // not an id a client can match
+				}
+				s.state = scanSkipString
+			case c == '{' || c == '[':
+				if s.isID {
+					s.id = nil
+				}
+				s.state, s.depth = scanSkipNested, 1
+				s.maxDepth = max(s.maxDepth, 2)
+			default:
+				if s.isID {
+					s.id = nil
+				}
+				s.state = scanSkipScalar
+			}
+		case scanIDString:
+			s.val, s.valLong = keep(s.val, s.valLong, c)
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				s.setID()
+				s.state = scanAfterValue
+			}
+		case scanIDScalar, scanSkipScalar:
+			if isJSONSpace(c) || c == ',' || c == '}' {
+				if s.state == scanIDScalar {
+					s.setID()
+				}
+				s.state = scanAfterValue
+				i-- // the delimiter belongs to what follows
+				continue
+			}
+			if s.state == scanIDScalar {
+				s.val, s.valLong = keep(s.val, s.valLong, c)
+			}
+		case scanSkipString:
+			switch {
+			case s.esc:
+				s.esc = false
+			case c == '\\':
+				s.esc = true
+			case c == '"':
+				s.state = scanAfterValue
+			}
+		case scanSkipNested:
+			switch {
+			case s.inStr && s.esc:
+				s.esc = false
+			case s.inStr && c == '\\':
+				s.esc = true
+			case c == '"':
+				s.inStr = !s.inStr
+			case s.inStr:
+			case c == '{' || c == '[':
+				s.depth++
+				s.maxDepth = max(s.maxDepth, s.depth+1)
+			case c == '}' || c == ']':
+				s.depth--
+				if s.depth == 0 {
+					s.state = scanAfterValue
+				}
+			}
+		case scanAfterValue:
+			switch {
+			case isJSONSpace(c):
+			case c == ',':
+				s.state = scanKeyOrEnd
+			default:
+				s.state = scanDone
+			}
+		}
+	}
+}
+
+// keep appends c to buf unless buf is already at its bound.
+func keep(buf []byte, long bool, c byte) ([]byte, bool) {
+	if long || len(buf) >= maxIDBytes {
+		return buf, true
+	}
+	return append(buf, c), false
+}
+
+// setID records the scanned id value when it is a valid id token.
+func (s *idScanner) setID() {
+	s.id = nil
+	if s.valLong || !json.Valid(s.val) {
+		return
+	}
+	if v := s.val; v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
+		s.id = append(json.RawMessage(nil), v...)
+	}
 }

@@ -86,12 +86,19 @@ func New(cfg Config) (*Server, error) {
 
 // Serve speaks ACP on in/out until the peer closes in or ctx ends, then
 // closes every session's log.
+//
+// A client that stops reading out is treated as gone once a frame cannot be
+// written within Config.WriteTimeout: the running work is cancelled (turns
+// end aborted on their logs) and Serve returns an error wrapping
+// ErrStalled. Once shutdown began, a frame write is bounded by one second.
 func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	srv.mu.Lock()
 	srv.serveCtx = ctx
 	srv.mu.Unlock()
 	fl := newInflight()
-	w := &lockedWriter{w: out, inflight: fl}
+	w := newLockedWriter(out, fl, srv.cfg.WriteTimeout)
 	ff := newFrameFilter(in, w, srv.log, fl)
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
@@ -102,9 +109,17 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
+	case <-w.dead:
+		srv.log.Error("the client stopped reading; cancelling the running work", "err", w.cause())
+		cancel()
 	}
+	w.hasten()
 	srv.shutdown()
-	return srv.closeAll()
+	err := srv.closeAll()
+	if c := w.cause(); errors.Is(c, ErrStalled) {
+		err = errors.Join(c, err)
+	}
+	return err
 }
 
 // errShuttingDown refuses work that arrives while the server shuts down.
@@ -140,13 +155,15 @@ func (srv *Server) shutdown() {
 	srv.mu.Unlock()
 }
 
-// closeAll closes every session log (syncing it) after waiting for running
-// prompts to finish writing their turn end.
+// closeAll stops every session's background jobs and closes every session
+// log (syncing it), after waiting for running prompts to finish writing
+// their turn end.
 func (srv *Server) closeAll() error {
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
 	var errs []error
 	for id, s := range srv.sessions {
+		s.jobs.stopAll()
 		s.mu.Lock()
 		if !s.closed {
 			s.closed = true
@@ -264,7 +281,8 @@ func (srv *Server) register(ls *sessionlog.Session, id, cwd string, done int) (*
 		return nil, fmt.Errorf("model for session %s: %w", id, err)
 	}
 	srv.opened++
-	s := &session{id: id, index: srv.opened - 1, cwd: cwd, provider: prov, log: ls, firstOfInstance: true}
+	s := &session{id: id, index: srv.opened - 1, cwd: cwd, provider: prov, log: ls, firstOfInstance: true,
+		spill: tools.NewSpillBudget(tools.DefaultSessionSpillBytes)}
 	s.catchUp()
 	srv.sessions[id] = s
 	return s, nil
@@ -355,6 +373,11 @@ func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeReque
 	if err := s.checkpoint(ctx); err != nil {
 		return acp.SetSessionModeResponse{}, err
 	}
+	// A job started under a wider mode (an approved escalation) must not
+	// keep its rights after the editor narrowed the session.
+	if n := s.jobs.stopWiderThan(mode); n > 0 {
+		srv.log.Info("stopped background jobs started under a wider mode", "session", s.id, "mode", mode, "jobs", n)
+	}
 	srv.notify(ctx, s, acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
 	return acp.SetSessionModeResponse{}, nil
 }
@@ -442,6 +465,7 @@ func (srv *Server) CloseSession(ctx context.Context, p acp.CloseSessionRequest) 
 	if s.busy {
 		return acp.CloseSessionResponse{}, acp.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is busy; cancel the prompt first", s.id)})
 	}
+	s.jobs.stopAll()
 	if !s.closed {
 		s.closed = true
 		if err := s.log.Close(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -32,6 +33,11 @@ type session struct {
 	// curMode and curApproval track the last sandbox/mode and
 	// approval/policy events ("" until one is logged).
 	curMode, curApproval string
+
+	// jobs are the session's background processes.
+	jobs jobs
+	// spill caps the bytes the session's tool output may spill to disk.
+	spill *tools.SpillBudget
 }
 
 // emit appends one event built from typ, data and surface fields, stamping

@@ -224,7 +224,7 @@ func (srv *Server) askEscalation(ctx context.Context, s *session, id string, kin
 
 // toolEnv builds the tool environment of a call under mode.
 func (srv *Server) toolEnv(s *session, mode string) *tools.Env {
-	env := &tools.Env{Cwd: s.cwd}
+	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(mode), Spill: s.spill}
 	if srv.cfg.SpillDir != "" {
 		// Without a SpillDir the tools use the temp dir; joining "" with
 		// the session id would spill into the workspace.

@@ -59,6 +59,10 @@ type Options struct {
 	MaxTokens      int
 	SessionID      string
 	ContextWindow  int
+	WriteTimeout   time.Duration
+	// Network is "on" (confined commands may use the network) or "off"
+	// (TCP connect and bind denied by Landlock; fails closed below ABI 4).
+	Network string
 }
 
 // DefaultStateDir is $XDG_STATE_HOME/reel/sessions (~/.local/state/reel/sessions).
@@ -92,6 +96,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "model context window in tokens; compaction starts at 80% (0: per-model default)")
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
+	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
+	fs.DurationVar(&o.WriteTimeout, "write-timeout", agent.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %v", ErrUsage, err)
 	}
@@ -103,6 +109,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.Approval != agent.ApprovalOnRequest && o.Approval != agent.ApprovalNever {
 		return o, fmt.Errorf("%w: --approval %q: want on-request or never", ErrUsage, o.Approval)
+	}
+	if o.Network != "on" && o.Network != "off" {
+		return o, fmt.Errorf("%w: --network %q: want on or off", ErrUsage, o.Network)
 	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
@@ -165,8 +174,8 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg := agent.Config{
 		Version: Version, Store: store, Mode: o.Mode, Approval: o.Approval,
 		Invariant: o.Invariant, Logger: log, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
-		ContextWindow: o.ContextWindow,
-		SpillDir:      filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		ContextWindow: o.ContextWindow, WriteTimeout: o.WriteTimeout,
+		SpillDir: filepath.Join(filepath.Dir(o.StateDir), "spill"),
 	}
 	if len(o.Replay) > 0 {
 		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)
@@ -186,7 +195,11 @@ func Run(ctx context.Context, args []string, env IO) error {
 	if o.Model != "" {
 		cfg.Model = o.Model
 	}
-	cfg.Sandbox = newSandbox(env.Executable, log)
+	sb := newSandbox(env.Executable, log, o.Network == "on", o.StateDir, cfg.SpillDir)
+	// Every supervised process tree ends with the agent, and the
+	// sandbox's private temp dirs go with it.
+	defer sb.Close()
+	cfg.Sandbox = sb
 	srv, err := agent.New(cfg)
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{name: "set_mode on an unknown session", frame: `{"jsonrpc":"2.0","id":14,"method":"session/set_mode","params":{"sessionId":"nope","modeId":"read-only"}}`, id: `14`, code: -32602, frag: `unknown session \"nope\"`},
 		{name: "load an unknown session", frame: `{"jsonrpc":"2.0","id":15,"method":"session/load","params":{"sessionId":"nope","cwd":"` + ws + `","mcpServers":[]}}`, id: `15`, code: -32602, frag: `unknown session \"nope\"`},
 		{name: "load a session that is open", frame: `{"jsonrpc":"2.0","id":16,"method":"session/load","params":{"sessionId":"S1","cwd":"` + ws + `","mcpServers":[]}}`, id: `16`, code: -32602, frag: "already open in this process"},
-		{name: "frame over 8 MiB", frame: `{"jsonrpc":"2.0","id":17,"method":"session/list","params":{"pad":"` + strings.Repeat("x", 8<<20) + `"}}`, id: `null`, code: -32600, frag: "frame larger than 8 MiB"},
+		{name: "frame over 8 MiB", frame: `{"jsonrpc":"2.0","id":17,"method":"session/list","params":{"pad":"` + strings.Repeat("x", 8<<20) + `"}}`, id: `17`, code: -32600, frag: "frame larger than 8 MiB"},
 		{name: "session/new sent as a notification", frame: `{"jsonrpc":"2.0","method":"session/new","params":{"cwd":"` + ws + `","mcpServers":[]}}`, noReply: true},
 		{name: "session/new with a null id", frame: `{"jsonrpc":"2.0","id":null,"method":"session/new","params":{"cwd":"` + ws + `","mcpServers":[]}}`, noReply: true},
 		{
