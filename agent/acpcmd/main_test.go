@@ -143,8 +143,18 @@ type proc struct {
 // startProc starts reel with args in dir with env.
 func startProc(t *testing.T, dir string, env []string, args ...string) *proc {
 	t.Helper()
+	return startProcWith(t, dir, env, nil, args...)
+}
+
+// startProcWith is startProc with prep applied to the command before it
+// starts (a controlling terminal, extra files).
+func startProcWith(t *testing.T, dir string, env []string, prep func(*exec.Cmd), args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(reelExe, args...)
 	cmd.Dir, cmd.Env = dir, env
+	if prep != nil {
+		prep(cmd)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,103 @@
+package acpcmd_test
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/reel-agent/reel/agent/llm/standin"
+)
+
+// openPTY returns a new pseudo-terminal's master and slave and the slave's
+// path; what is written to the master is drained.
+func openPTY(t *testing.T) (master, slave *os.File, path string) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no pseudo-terminals (/dev/ptmx: %v): the terminal attack cannot be tested", err)
+		}
+		t.Skipf("!!! SKIPPED LOUDLY: no pseudo-terminals (/dev/ptmx: %v)", err)
+	}
+	master = os.NewFile(uintptr(fd), "/dev/ptmx")
+	t.Cleanup(func() { _ = master.Close() })
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("ptsname: %v", err)
+	}
+	path = fmt.Sprintf("/dev/pts/%d", n)
+	slave, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slave.Close() })
+	go func() { _, _ = io.Copy(io.Discard, master) }()
+	return master, slave, path
+}
+
+// tiocsti is a perl one-liner that opens path and pushes a byte into it as
+// terminal input, printing PUSHED-<label> when the kernel took it.
+func tiocsti(path, label string) string {
+	return fmt.Sprintf(`perl -e 'open(my $t, "+<", "%s") or die "open: $!\n"; my $c = "x"; ioctl($t, 0x5412, $c) or die "ioctl: $!\n"; print "PUSHED-%s\n"' 2>&1; echo "(%s tried)"`, path, label, label)
+}
+
+// TestAttackNoTerminalInjection is finding 5 of the hardening issue: when
+// reel has a controlling terminal (a user ran it from a shell), a confined
+// bash call pushes keystrokes into that terminal with TIOCSTI and so runs
+// commands in the user's shell. Through the real binary, with a real pty as
+// reel's controlling terminal: the same push from this test process works
+// (the attack is real), but from the model's bash — through /dev/tty or the
+// terminal's /dev/pts path — it fails in both confining modes.
+func TestAttackNoTerminalInjection(t *testing.T) {
+	needLandlock(t)
+	_, slave, ptsPath := openPTY(t)
+	control, err := exec.Command("bash", "-c", tiocsti(ptsPath, "control")).CombinedOutput()
+	if err != nil || !strings.Contains(string(control), "PUSHED-control") {
+		t.Fatalf("control: pushing into %s from the test failed (%v): %s — the attack is not real here", ptsPath, err, control)
+	}
+	for _, mode := range []string{"read-only", "workspace-write"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			ws := filepath.Join(dir, "ws")
+			if err := os.Mkdir(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+				{ToolCalls: []standin.ToolCall{{ID: "tty", Name: "bash", Arguments: jsonArgs(t, map[string]any{
+					"command": tiocsti("/dev/tty", "devtty") + "\n" + tiocsti(ptsPath, "pts")})}}},
+				{Text: "done"},
+			}})
+			p := startProcWith(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=sk-tty-test"), func(c *exec.Cmd) {
+				c.ExtraFiles = []*os.File{slave}
+				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+			}, "acp", "--state-dir", filepath.Join(dir, "state"), "--mode", mode,
+				"--provider", "deepseek", "--base-url", url, "--model", "standin")
+			p.initialize()
+			sid := p.newSession(ws)
+			stop, frames := p.prompt(sid, "type into the terminal")
+			if stop != "end_turn" {
+				t.Fatalf("stopReason %q", stop)
+			}
+			got := toolResults(frames)["tty"]
+			if !strings.Contains(got, "(devtty tried)") || !strings.Contains(got, "(pts tried)") {
+				t.Fatalf("the attack did not run: %q", got)
+			}
+			if strings.Contains(got, "PUSHED-") {
+				t.Errorf("ESCAPE: a confined command pushed input into reel's terminal:\n%s", got)
+			}
+			if code := p.finish(); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+		})
+	}
+}
