@@ -68,10 +68,14 @@ func promptAllowing(t *testing.T, p *proc, sid, text string) (stop string, asked
 	}
 }
 
-// toolResults returns the text of every tool_call_update with a final
-// status, by call id.
-func toolResults(frames []frame) map[string]string {
-	out := map[string]string{}
+// toolUpdate is one tool_call_update notification: its call, its status
+// ("" when it sets none) and the text of its content blocks.
+type toolUpdate struct{ id, status, text string }
+
+// toolUpdates decodes the tool_call_update notifications among frames, in
+// order.
+func toolUpdates(frames []frame) []toolUpdate {
+	var out []toolUpdate
 	for _, f := range frames {
 		if f.Method != "session/update" {
 			continue
@@ -88,16 +92,26 @@ func toolResults(frames []frame) map[string]string {
 				} `json:"content"`
 			} `json:"update"`
 		}
-		_ = json.Unmarshal(f.Params, &p)
-		u := p.Update
-		if u.SessionUpdate != "tool_call_update" || (u.Status != "completed" && u.Status != "failed") {
+		if json.Unmarshal(f.Params, &p) != nil || p.Update.SessionUpdate != "tool_call_update" {
 			continue
 		}
 		var texts []string
-		for _, c := range u.Content {
+		for _, c := range p.Update.Content {
 			texts = append(texts, c.Content.Text)
 		}
-		out[u.ToolCallID] = u.Status + ": " + strings.Join(texts, "\n")
+		out = append(out, toolUpdate{p.Update.ToolCallID, p.Update.Status, strings.Join(texts, "\n")})
+	}
+	return out
+}
+
+// toolResults returns "STATUS: TEXT" of every call's final update
+// (completed or failed), by call id.
+func toolResults(frames []frame) map[string]string {
+	out := map[string]string{}
+	for _, u := range toolUpdates(frames) {
+		if u.status == "completed" || u.status == "failed" {
+			out[u.id] = u.status + ": " + u.text
+		}
 	}
 	return out
 }

@@ -227,31 +227,14 @@ func (p *proc) waitReadAttackToolCall(id string) {
 // readAttackToolResult returns the last status of tool call id among
 // frames and the text of its content.
 func readAttackToolResult(frames []frame, id string) (status, text string) {
-	for _, f := range frames {
-		if f.Method != "session/update" {
+	for _, u := range toolUpdates(frames) {
+		if u.id != id {
 			continue
 		}
-		var p struct {
-			Update struct {
-				SessionUpdate string `json:"sessionUpdate"`
-				ToolCallID    string `json:"toolCallId"`
-				Status        string `json:"status"`
-				Content       []struct {
-					Content struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"content"`
-			} `json:"update"`
+		if u.status != "" {
+			status = u.status
 		}
-		if json.Unmarshal(f.Params, &p) != nil || p.Update.SessionUpdate != "tool_call_update" || p.Update.ToolCallID != id {
-			continue
-		}
-		if p.Update.Status != "" {
-			status = p.Update.Status
-		}
-		for _, c := range p.Update.Content {
-			text += c.Content.Text
-		}
+		text += u.text
 	}
 	return status, text
 }

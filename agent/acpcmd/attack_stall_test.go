@@ -93,9 +93,10 @@ func (p *stallProc) readUntil(what string, ok func(frame) bool) frame {
 	}
 }
 
-// waitPipeFull waits until reel's stdout pipe holds nearly its whole
-// capacity: reel's next frame write blocks. A generous deadline only
-// detects a reel that never fills it.
+// waitPipeFull waits until reel's stdout pipe is full and reel is blocked
+// in the middle of a frame write (its frames are larger than what room is
+// left, see stallScript). A generous deadline only detects a reel that
+// never fills it.
 func (p *stallProc) waitPipeFull() {
 	p.t.Helper()
 	capacity, err := unix.FcntlInt(p.out.Fd(), unix.F_GETPIPE_SZ, 0)
@@ -103,12 +104,19 @@ func (p *stallProc) waitPipeFull() {
 		p.t.Fatal(err)
 	}
 	deadline := time.Now().Add(2 * time.Minute)
+	level, since := -1, time.Now()
 	for {
 		n, err := unix.IoctlGetInt(int(p.out.Fd()), unix.TIOCINQ)
 		if err != nil {
 			p.t.Fatal(err)
 		}
-		if n+p.r.Buffered() >= capacity-4096 {
+		// A pipe counts its room in pages, so frames that straddle pages
+		// leave it "full" well short of its capacity (54190 of 65536
+		// bytes seen); full means a level that holds still while reel
+		// streams as fast as it can, so reel is blocked in a write.
+		if n != level {
+			level, since = n, time.Now()
+		} else if n >= capacity/2 && time.Since(since) > time.Second {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -141,7 +149,11 @@ func (p *stallProc) waitExit(after string) (int, bool) {
 // far more than a pipe holds) and then hangs until reel hangs up.
 func stallScript(t *testing.T) *standin.Script {
 	s := &standin.Script{Responses: []standin.Response{
-		{Text: strings.Repeat("All work and no play makes reel a dull agent. ", 40000), ChunkSize: 16, Hang: true},
+		// Chunks of 8192 runes make every frame larger than the room a
+		// full pipe has left, so reel blocks in the middle of a frame
+		// and the frames it writes at shutdown queue behind it: the
+		// stall is certain, not a matter of how much room was left.
+		{Text: strings.Repeat("All work and no play makes reel a dull agent. ", 40000), ChunkSize: 8192, Hang: true},
 	}}
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package acpcmd_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,20 +9,7 @@ import (
 	"testing"
 
 	"github.com/reel-agent/reel/agent/llm/standin"
-	"github.com/reel-agent/reel/agent/sandbox"
 )
-
-// awRequireLandlock skips a test that needs Landlock for confined bash
-// where it is missing, except under CI=true where that is a failure.
-func awRequireLandlock(t *testing.T) {
-	t.Helper()
-	if abi, err := sandbox.Probe(); abi == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Landlock is unavailable (%v): the write attack tests need confined bash", err)
-		}
-		t.Skipf("Landlock is unavailable (%v)", err)
-	}
-}
 
 // awToolCall is a scripted tool call of the stand-in model.
 func awToolCall(id, name string, args map[string]any) standin.ToolCall {
@@ -39,21 +25,10 @@ func awToolCall(id, name string, args map[string]any) standin.ToolCall {
 // result the model was sent, by tool call id.
 func awRun(t *testing.T, dir, ws string, responses []standin.Response) map[string]string {
 	t.Helper()
-	script := &standin.Script{Responses: responses}
-	if err := script.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	model := standin.New(script, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	addr, err := model.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = model.Close() })
+	url, model := standinURL(t, &standin.Script{Responses: responses})
 	env := append(baseEnv(t), "DEEPSEEK_API_KEY=sk-reel-fake-attack")
 	p := startProc(t, dir, env, "acp", "--state-dir", filepath.Join(dir, "state"), "--session-id", "ATK",
-		"--mode", "workspace-write", "--provider", "deepseek", "--base-url", "http://"+addr+"/v1", "--model", "standin")
+		"--mode", "workspace-write", "--provider", "deepseek", "--base-url", url, "--model", "standin")
 	p.initialize()
 	sid := p.newSession(ws)
 	if stop, _ := p.prompt(sid, "Attack the sandbox through the file tools."); stop != "end_turn" {
@@ -115,7 +90,7 @@ func awDirs(t *testing.T) (dir, ws, out string) {
 // which the kernel resolves through sub to OUT/a/x. The write must fail
 // and OUT/a/x must not exist.
 func TestAttackWriteDanglingChain(t *testing.T) {
-	awRequireLandlock(t)
+	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	sub := filepath.Join(out, "a", "b")
 	results := awRun(t, dir, ws, []standin.Response{
@@ -156,7 +131,7 @@ func TestAttackWriteDanglingChain(t *testing.T) {
 // tool sees the inside directory at the check and writes the outside file.
 // The outside file must be unchanged.
 func TestAttackWriteRenameRace(t *testing.T) {
-	awRequireLandlock(t)
+	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	const outside = "outside original\n"
 	victim := filepath.Join(out, "victim.txt")

@@ -133,7 +133,7 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 	} else {
 		old, err = env.readExisting(ctx, p)
 		if err != nil {
-			if msg := statFailure(p); msg != "" {
+			if msg := fileFailure(p, "edit"); msg != "" {
 				return fail(msg)
 			}
 			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))

@@ -143,21 +143,6 @@ func (e *Env) writeText(ctx context.Context, p, content string) error {
 	return f.Close()
 }
 
-// statFailure explains, for the model, why p cannot be used as a file.
-// It returns "" when p is a regular file (or something readable like one).
-func statFailure(p string) string {
-	fi, err := os.Stat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "file not found: " + p
-	case err != nil:
-		return fmt.Sprintf("cannot access %s: %v", p, unwrapPathError(err))
-	case fi.IsDir():
-		return p + " is a directory, not a file"
-	}
-	return ""
-}
-
 // unwrapPathError drops the operation and path a *fs.PathError repeats.
 func unwrapPathError(err error) error {
 	var pe *fs.PathError
