@@ -188,6 +188,23 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs}, nil
 }
 
+// initialBuffer sizes read's line buffer for r: a small file gets a small
+// buffer (it may still grow to most), anything of unknown size the full
+// most bytes.
+func initialBuffer(r io.Reader, most int) int {
+	var size int64 = -1
+	switch f := r.(type) {
+	case *regularFile:
+		size = f.size
+	case *strings.Reader:
+		size = f.Size()
+	}
+	if size < 0 || size >= int64(most) {
+		return most
+	}
+	return int(size) + 1
+}
+
 // errBinary reports a file with a NUL byte in its first binarySniffBytes.
 var errBinary = errors.New("binary file")
 
@@ -200,7 +217,7 @@ func readWindow(ctx context.Context, p string, r io.Reader, offset, limit int, b
 	if limit < 1 {
 		limit = DefaultReadLimit
 	}
-	lr := newLineReader(ctx, r, b.buf, b.buf, b.scan)
+	lr := newLineReader(ctx, r, initialBuffer(r, b.buf), b.buf, b.scan)
 	head, err := lr.peek(binarySniffBytes)
 	if err != nil {
 		return "", err
