@@ -9,17 +9,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/reel-agent/reel/internal/corpustest"
 )
 
 // corpusDir is the dsh conformance corpus, checked out beside the module
-// (../shared next to main), as CI lays it out.
+// (../shared next to main), as CI lays it out; see corpustest for what a
+// missing corpus does.
 func corpusDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join("..", "..", "..", "shared", "corpus", "dsh-acp-snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("conformance corpus not found (expected ../shared beside the module): %v", err)
-	}
-	return dir
+	return corpustest.Dir(t)
 }
 
 // corpusChunk is one logical assistant/chunk of the corpus: the exact bytes

@@ -9,36 +9,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reel-agent/reel/internal/corpustest"
 )
 
-// corpusDir finds ../shared/corpus next to the repository root (the nearest
-// ancestor holding go.mod). Under CI=true a missing corpus fails the test;
-// elsewhere the test is skipped loudly.
+// corpusDir is the conformance corpus, ../shared/corpus/dsh-acp-snapshots
+// beside the repository root; see corpustest for what a missing one does.
 func corpusDir(t *testing.T) string {
 	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s", wd)
-		}
-		root = parent
-	}
-	dir := filepath.Join(filepath.Dir(root), "shared", "corpus", "dsh-acp-snapshots")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus missing at %s (CI=true): %v", dir, err)
-		}
-		t.Skipf("!!! SKIPPING: conformance corpus not found at %s: %v", dir, err)
-	}
-	return dir
+	return corpustest.Dir(t)
 }
 
 func TestCorpusLoads(t *testing.T) {

@@ -6,23 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
-// corpusLogs finds every session*.jsonl of the conformance corpus. Under
-// CI=true a missing corpus fails the test instead of skipping it.
+// corpusLogs finds every session*.jsonl of the conformance corpus; see
+// corpustest for what a missing corpus does.
 func corpusLogs(t *testing.T) []string {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "corpus")
-	files, _ := filepath.Glob(filepath.Join(root, "*", "*", "session*.jsonl"))
-	if len(files) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus missing at %s (CI=true requires ../shared beside the repo)", root)
-		}
-		t.Skipf("CORPUS MISSING at %s: conformance tests not run", root)
-	}
-	return files
+	return corpustest.Files(t, filepath.Join("*", "session*.jsonl"))
 }
 
 func TestCorpusRoundTrip(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
@@ -15,7 +16,10 @@ import (
 // Seeds live in testdata/fuzz/FuzzDecode; the conformance corpus is added
 // when it is present.
 func FuzzDecode(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "corpus", "*", "*", "session*.jsonl"))
+	var files []string
+	if dir, ok := corpustest.Lookup(); ok {
+		files, _ = filepath.Glob(filepath.Join(dir, "*", "session*.jsonl"))
+	}
 	for _, p := range files {
 		if raw, err := os.ReadFile(p); err == nil {
 			f.Add(raw)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
@@ -645,33 +646,12 @@ func (s suite) closedWriter(t *testing.T) {
 }
 
 // CorpusLogs returns every session*.jsonl of the conformance corpus
-// (../shared/corpus/dsh-acp-snapshots beside the repository root). Under
-// CI=true a missing corpus fails the test; otherwise the test is skipped
-// loudly.
+// (../shared/corpus/dsh-acp-snapshots beside the repository root). When the
+// corpus is absent it skips the test with one line naming the missing path,
+// and under CI=true fails it with that line.
 func CorpusLogs(t testing.TB) []string {
 	t.Helper()
-	wd, err := os.Getwd()
-	must(t, err)
-	root := wd
-	for {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(root)
-		if parent == root {
-			t.Fatalf("no go.mod above %s", wd)
-		}
-		root = parent
-	}
-	corpus := filepath.Join(root, "..", "shared", "corpus", "dsh-acp-snapshots")
-	files, _ := filepath.Glob(filepath.Join(corpus, "*", "session*.jsonl"))
-	if len(files) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus missing at %s (CI=true requires ../shared beside the repository)", corpus)
-		}
-		t.Skipf("!!! CONFORMANCE CORPUS MISSING at %s: corpus tests NOT run !!!", corpus)
-	}
-	return files
+	return corpustest.Files(t, filepath.Join("*", "session*.jsonl"))
 }
 
 func (s suite) corpus(t *testing.T) {

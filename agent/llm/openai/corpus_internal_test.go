@@ -6,19 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/reel-agent/reel/internal/corpustest"
 )
 
 // TestCorpusMessagesMap maps every message the dsh corpus records to chat
 // messages: nothing a real session holds may be refused.
 func TestCorpusMessagesMap(t *testing.T) {
-	dir := filepath.Join("..", "..", "..", "..", "shared", "corpus", "dsh-acp-snapshots")
-	files, err := filepath.Glob(filepath.Join(dir, "*", "session*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatalf("conformance corpus not found under %s (expected ../shared beside the module)", dir)
-	}
+	files := corpustest.Files(t, filepath.Join("*", "session*.jsonl"))
 	n := 0
 	for _, file := range files {
 		data, err := os.ReadFile(file)

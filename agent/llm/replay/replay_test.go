@@ -12,19 +12,15 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
+// corpusDirs lists the corpus scenarios that hold a session log; see
+// corpustest for what a missing corpus does.
 func corpusDirs(t *testing.T) []string {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "..", "shared", "corpus", "dsh-acp-snapshots")
-	dirs, _ := filepath.Glob(filepath.Join(root, "*", "session.jsonl"))
-	if len(dirs) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance corpus missing at %s", root)
-		}
-		t.Skipf("CORPUS MISSING at %s", root)
-	}
+	dirs := corpustest.Files(t, filepath.Join("*", "session.jsonl"))
 	for i := range dirs {
 		dirs[i] = filepath.Dir(dirs[i])
 	}
