@@ -11,14 +11,6 @@ import (
 	"github.com/reel-agent/reel/sessionlog/sqlite"
 )
 
-func readSQLite(path string) (*loaded, error) {
-	h, events, err := sqlite.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return &loaded{file: path, header: h, events: events, lineOf: func(seq int) int { return seq + 1 }}, nil
-}
-
 // writeFile writes a whole log to a file of the kind its extension names.
 func writeFile(path string, h sessionlog.Header, events []sessionlog.Event) error {
 	if isSQLite(path) {
@@ -30,13 +22,18 @@ func writeFile(path string, h sessionlog.Header, events []sessionlog.Event) erro
 // convert copies a log between backends losslessly: every logical event,
 // with its exact data bytes, and the exact header. A torn tail is refused
 // here (repair the log first) so that nothing is dropped silently. OUT
-// must not exist; the session lock that guards it (see lockID) is held
-// while it is written, so a reel cannot open a session there meanwhile.
-func convert(_ context.Context, in, out string) (err error) {
+// must not exist, and its extension must name a backend (checkOut); the
+// session lock that guards it (see lockID) is held while it is written, so
+// a reel cannot open a session there meanwhile. session picks the session
+// of a database IN.
+func convert(_ context.Context, in, out, session string) (err error) {
+	if err := checkOut(out); err != nil {
+		return err
+	}
 	if exists(out) {
 		return fmt.Errorf("convert: %s already exists; refusing to overwrite it", out)
 	}
-	l, _, err := seed(in)
+	l, _, err := seed(in, session)
 	if err != nil {
 		return err
 	}
@@ -56,12 +53,14 @@ func convert(_ context.Context, in, out string) (err error) {
 
 // repair commits crash-repair closers to a log file: it validates the log,
 // drops a torn tail, and appends the synthetic closers (error tool results,
-// step/end, turn/end interrupted). The file is replaced atomically, under
-// the session's lock: a log a reel holds open is refused (*LiveError).
-func repair(_ context.Context, path string, stdout io.Writer) (err error) {
+// step/end, turn/end interrupted), under the session's lock: a log a reel
+// holds open is refused (*LiveError). A JSONL file is replaced atomically;
+// a database session (session picks one of several) gets the closers
+// appended in one transaction, leaving its other sessions alone.
+func repair(_ context.Context, path, session string, stdout io.Writer) (err error) {
 	// seed validates first, so a refused log is reported as FILE:LINE: seq
 	// N (type) like verify does (Load would prefix the file name again).
-	locks, l, _, err := lockedRead("repair", path)
+	locks, l, _, err := lockedRead("repair", path, session)
 	if err != nil {
 		return err
 	}
@@ -71,17 +70,22 @@ func repair(_ context.Context, path string, stdout io.Writer) (err error) {
 		return l.locate(err)
 	}
 	if len(ld.Closers) == 0 && l.torn == nil {
-		fmt.Fprintf(stdout, "%s: nothing to repair\n", path)
+		fmt.Fprintf(stdout, "%s: nothing to repair\n", l.file)
 		return nil
 	}
-	if err := writeFile(path, l.header, ld.Log.Events()); err != nil {
+	if isSQLite(path) {
+		err = sqlite.AppendFile(path, l.header.ID, ld.Closers)
+	} else {
+		err = writeFile(path, l.header, ld.Log.Events())
+	}
+	if err != nil {
 		return err
 	}
 	if l.torn != nil {
-		fmt.Fprintf(stdout, "%s: dropped a torn tail of %d record(s) at line %d\n", path, l.torn.Records, l.torn.Line)
+		fmt.Fprintf(stdout, "%s: dropped a torn tail of %s at line %d\n", l.file, plural(l.torn.Records, "record"), l.torn.Line)
 	}
 	for _, c := range ld.Closers {
-		fmt.Fprintf(stdout, "%s: added seq %d (%s)\n", path, c.Seq, c.Type)
+		fmt.Fprintf(stdout, "%s: added seq %d (%s)\n", l.file, c.Seq, c.Type)
 	}
 	return nil
 }

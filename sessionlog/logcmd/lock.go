@@ -98,9 +98,9 @@ func lockID(path string, header sessionlog.Header) string {
 
 // lockedRead takes the session lock of the log at path (see lockID), then
 // reads and validates it while the lock is held: a SQLite file is read
-// once to learn its session and again under the lock. The caller releases
-// the locks.
-func lockedRead(op, path string) (*sessionLocks, *loaded, *sessionlog.Log, error) {
+// once to learn its session (unless session names it) and again under the
+// lock. The caller releases the locks.
+func lockedRead(op, path, session string) (*sessionLocks, *loaded, *sessionlog.Log, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, nil, err
 	}
@@ -108,13 +108,15 @@ func lockedRead(op, path string) (*sessionLocks, *loaded, *sessionlog.Log, error
 	fail := func(err error) (*sessionLocks, *loaded, *sessionlog.Log, error) {
 		return nil, nil, nil, errors.Join(err, locks.release())
 	}
+	first := session
 	if !isSQLite(path) {
-		if err := locks.take(fileID(path)); err != nil {
-			return fail(err)
-		}
+		first = fileID(path)
+	}
+	if err := locks.take(first); err != nil {
+		return fail(err)
 	}
 	for {
-		l, lg, err := seed(path)
+		l, lg, err := seed(path, session)
 		if err != nil {
 			return fail(err)
 		}

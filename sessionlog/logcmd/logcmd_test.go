@@ -12,14 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 	"github.com/reel-agent/reel/sessionlog/sqlite"
 )
-
-// corpusDir is the dsh conformance corpus, relative to this package.
-const corpusDir = "../../../shared/corpus/dsh-acp-snapshots"
 
 // Repository fixtures used where any valid reel log will do, so these tests
 // do not depend on the corpus being checked out.
@@ -28,23 +26,11 @@ const (
 	textTurnLog = "../../fixtures/text-turn/session.jsonl"
 )
 
-// corpusLogs lists every session log of the corpus. A missing corpus fails
-// under CI=true and skips loudly otherwise.
+// corpusLogs lists every session log of the conformance corpus; see
+// corpustest for what a missing corpus does.
 func corpusLogs(t *testing.T) []string {
 	t.Helper()
-	logs, err := filepath.Glob(filepath.Join(corpusDir, "*", "session*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(logs) == 0 {
-		abs, _ := filepath.Abs(corpusDir)
-		msg := fmt.Sprintf("no session logs in the conformance corpus %s (check out ../shared beside the repository)", abs)
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true: " + msg)
-		}
-		t.Skip("SKIPPING: " + msg)
-	}
-	return logs
+	return corpustest.Files(t, filepath.Join("*", "session*.jsonl"))
 }
 
 // run calls `reel log ARGS` and returns its stdout, stderr and error.
@@ -52,6 +38,14 @@ func run(args ...string) (string, string, error) {
 	var stdout, stderr bytes.Buffer
 	err := logcmd.Run(context.Background(), args, &stdout, &stderr)
 	return stdout.String(), stderr.String(), err
+}
+
+// count spells n of a noun as a user reads it: "1 event", "2 events".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func writeTo(t *testing.T, dir, name string, b []byte) string {
@@ -94,7 +88,7 @@ func TestVerifyCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("verify %s: %v", f, err)
 			}
-			want := fmt.Sprintf("%s: ok, %d events", f, len(decode(t, f).Events))
+			want := fmt.Sprintf("%s: ok, %s", f, count(len(decode(t, f).Events), "event", "events"))
 			if !strings.HasPrefix(out, want) {
 				t.Errorf("verify printed %q, want it to start with %q", out, want)
 			}
@@ -219,7 +213,7 @@ func TestTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatalf("verify of a torn tail: %v", err)
 	}
-	for _, want := range []string{fmt.Sprintf("%s: ok, %d events", path, events), fmt.Sprintf("torn tail at line %d", line)} {
+	for _, want := range []string{fmt.Sprintf("%s: ok, %s", path, count(events, "event", "events")), fmt.Sprintf("torn tail at line %d", line)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("verify printed %q, want %q in it", out, want)
 		}
@@ -238,7 +232,7 @@ func TestTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatalf("repair of a torn log: %v", err)
 	}
-	if want := fmt.Sprintf("dropped a torn tail of 1 record(s) at line %d", line); !strings.Contains(out, want) {
+	if want := fmt.Sprintf("dropped a torn tail of 1 record at line %d", line); !strings.Contains(out, want) {
 		t.Errorf("repair printed %q, want %q", out, want)
 	}
 	if !bytes.Equal(readBytes(t, path), readBytes(t, textTurnLog)) {
@@ -375,7 +369,7 @@ func TestRepairClosesACrashedToolCall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("verify of an unfinished log: %v", err)
 	}
-	if !strings.Contains(out, "unfinished turn (repair would add 3 closer(s))") {
+	if !strings.Contains(out, "unfinished turn (repair would add 3 closers)") {
 		t.Errorf("verify printed %q, want the unfinished-turn note", out)
 	}
 
@@ -474,7 +468,7 @@ func TestSurfaceWithReplacement(t *testing.T) {
 	if replace == nil {
 		t.Fatal("no corpus log has a replace surfaceOp")
 	}
-	out, _, err := run("surface", path)
+	out, _, err := run("surface", path, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +515,7 @@ func TestSurfaceWithReplacement(t *testing.T) {
 }
 
 func TestSurfaceWithoutReplacement(t *testing.T) {
-	out, _, err := run("surface", toolCallLog)
+	out, _, err := run("surface", toolCallLog, "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,7 +680,7 @@ func TestShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"chunk(s) through seq",
+		"chunks through seq",
 		"turn 1: completed",
 		"initial (full snapshot; system prompt",
 		"mode workspace-write",
