@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,24 +11,87 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/harness/scenario"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 )
 
+// snapshotSummary is the paragraph `reel snapshot -h` starts with.
+const snapshotSummary = `usage: reel snapshot [flags]
+
+Runs the scenario suite: every folder under fixtures/ (layout and file
+formats: docs/scenarios.md) is played through this reel binary over ACP by a
+scripted client, and its stdout transcript, session logs, system prompts and
+tool schemas are compared with the committed expectations (fixtures/*/
+session*.jsonl, snapshots/). The default, replay, needs no key and no
+network: model calls are served from the fixture's own log. --refresh
+replays and then rewrites the expected files from current behaviour (the
+fix after an intended change); --record re-records against a real provider,
+or with --standin against each scenario's scripted stand-in model. Failures
+are grouped by cause, and a failing run ends with the command that
+refreshes. Exit status: 0 all passed, 1 anything failed or a usage error.
+
+flags:
+`
+
+// snapshotTrailer is the part of `reel snapshot -h` after the flags.
+const snapshotTrailer = `
+environment:
+  DEEPSEEK_API_KEY  with --record (no --standin) and --provider deepseek: the key
+  OPENAI_API_KEY    with --record (no --standin) and --provider openai: the key
+  REEL_BASE_URL     with --record (no --standin): the provider's base URL
+  (replay and --refresh read no variables; --record --standin needs no key)
+  go test ./harness/ runs the same suite and reads REEL_SNAPSHOT=replay|refresh|record
+  and UPDATE_SNAPS=true (rewrite goldens) or UPDATE_SNAPS=clean (drop obsolete ones).
+
+examples:
+  go run ./cmd/reel snapshot                          replay everything, keyless
+  go run ./cmd/reel snapshot -run 'cancel' -v         some scenarios, with their conversations
+  go run ./cmd/reel snapshot --refresh                accept the current behaviour
+  go run ./cmd/reel snapshot --record --standin -run text-turn
+  go run ./cmd/reel snapshot --shard 2/4 --junit snapshot.xml   one of four CI machines
+
+See docs/scenarios.md for input.json, standin.json and replay.override.json.
+`
+
+// parseFlags parses args with fs. A help request prints summary, the flags
+// and trailer to stdout and returns flag.ErrHelp (the caller exits 0); a
+// parse error is returned wrapped, naming the command.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, summary, trailer string) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fmt.Fprint(stdout, trailer)
+		return flag.ErrHelp
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (run `%s -h` for the flags)", strings.TrimPrefix(fs.Name(), "reel "), err, fs.Name())
+	}
+	return nil
+}
+
 // Main implements `reel snapshot`: it runs the scenario suite through exe
-// (reel itself) and prints one progress line per scenario, a summary table
-// and the failures' diffs. It returns ErrFailed when anything failed.
+// (reel itself) and prints one progress line per scenario, a summary table,
+// a summary line with counts and time, and the failures grouped by cause.
+// It returns ErrFailed when anything failed, and flag.ErrHelp (after
+// printing the help to stdout) for -h or --help.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe string) error {
 	fs := flag.NewFlagSet("reel snapshot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	refresh := fs.Bool("refresh", false, "replay, then rewrite the expected logs and goldens from current behaviour (keyless)")
 	record := fs.Bool("record", false, "record against a real provider (key from the environment) or, with --standin, the stand-in model")
 	useStandin := fs.Bool("standin", false, "with --record: serve each scenario's standin.json from a local stand-in server")
-	runPat := fs.String("run", "", "only scenarios whose name matches this regexp")
+	runPat := fs.String("run", "", "only scenarios whose name (folder name) matches this regexp; matching none is an error")
+	shardFlag := fs.String("shard", "", "run only shard `K/N` (K from 1): a stable share of the scenarios by name hash, for splitting across CI machines")
+	junit := fs.String("junit", "", "also write a JUnit XML report to `FILE` (one testcase per scenario)")
 	jobs := fs.Int("j", runtime.NumCPU(), "scenarios run at once")
 	verbose := fs.Bool("v", false, "also print each scenario's session log as a readable conversation")
 	fixtures := fs.String("fixtures", "fixtures", "scenario folders")
@@ -35,21 +99,31 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 	corpus := fs.String("corpus", "", "replay a folder of dsh corpus scenarios instead (see README)")
 	provider := fs.String("provider", "deepseek", "with --record (no --standin): provider")
 	model := fs.String("model", "", "with --record: model")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, stdout, snapshotSummary, snapshotTrailer); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("reel snapshot takes no arguments (got %q)", fs.Args())
+		return fmt.Errorf("reel snapshot takes no arguments (got %q); to select scenarios use -run REGEXP", fs.Args())
 	}
 	var filter *regexp.Regexp
 	if *runPat != "" {
 		re, err := regexp.Compile(*runPat)
 		if err != nil {
-			return fmt.Errorf("-run: %w", err)
+			return fmt.Errorf("snapshot -run: %w", err)
 		}
 		filter = re
 	}
+	var shard Shard
+	if *shardFlag != "" {
+		var err error
+		if shard, err = ParseShard(*shardFlag); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
 	if *corpus != "" {
+		if *shardFlag != "" || *junit != "" {
+			return fmt.Errorf("snapshot: --shard and --junit apply to the fixtures suite, not to --corpus")
+		}
 		return CorpusMain(ctx, *corpus, exe, filter, *jobs, stdout)
 	}
 	if fi, err := os.Stat(*fixtures); err != nil || !fi.IsDir() {
@@ -64,6 +138,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 	case *record:
 		mode = Record
 	}
+	if filter != nil {
+		if err := matchesSome(*fixtures, filter); err != nil {
+			return err
+		}
+	}
 	suite := &Suite{
 		Runner:    Runner{Exe: exe, Mode: mode},
 		Fixtures:  *fixtures,
@@ -72,6 +151,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 		Filter:    filter,
 		Jobs:      *jobs,
 		Standin:   *useStandin,
+		Shard:     shard,
 	}
 	if mode == Record && !*useStandin {
 		suite.Runner.RecordArgs = []string{"--provider", *provider}
@@ -110,16 +190,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 		fmt.Fprintf(tw, "%s\t%s\t%.0f\n", r.Name, status, float64(r.Wall.Microseconds())/1000)
 	}
 	tw.Flush()
+	// The guard looks at the fixtures as a whole: only an unfiltered run
+	// checks it, and of a sharded run only shard 1.
+	guarded := filter == nil && shard.Index <= 1
 	var guard []string
-	if filter == nil {
+	if guarded {
 		guard = suite.Guard()
 	}
-	fmt.Fprintf(stdout, "\n%d scenario(s), %d failed, %d guard problem(s), mode %s, -j %d, %.2f s\n", len(results), failed, len(guard), mode, *jobs, wall.Seconds())
-	for _, r := range results {
-		for _, f := range r.Failures {
-			fmt.Fprintf(stdout, "\n--- FAIL %s\n%s\n", r.Name, f)
-		}
+	sharded := ""
+	if shard.Count > 0 {
+		sharded = ", shard " + shard.String()
 	}
+	fmt.Fprintf(stdout, "\n%d scenario(s), %d failed, %d guard problem(s), mode %s%s, -j %d, %.2f s\n", len(results), failed, len(guard), mode, sharded, *jobs, wall.Seconds())
+	printFailures(stdout, results)
 	for _, g := range guard {
 		fmt.Fprintf(stdout, "\n--- GUARD %s\n", g)
 	}
@@ -128,10 +211,36 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 			showConversation(stdout, filepath.Join(*fixtures, r.Name), filepath.Join(*snapshots, "prompts"))
 		}
 	}
+	if *junit != "" {
+		if err := WriteJUnit(*junit, results, guard, guarded, wall); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	if failed > 0 && mode == Replay {
+		fmt.Fprintf(stdout, "\nIf the changes are intended, accept them with:\n  %s\n", refreshCommand(*runPat, *fixtures, *snapshots))
+	}
 	if failed > 0 || len(guard) > 0 {
 		return ErrFailed
 	}
 	return nil
+}
+
+// matchesSome refuses a -run filter that selects none of the scenarios
+// under fixtures, naming the pattern and how many scenarios there are.
+func matchesSome(fixtures string, filter *regexp.Regexp) error {
+	dirs, err := scenario.Discover(fixtures)
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	for _, d := range dirs {
+		if filter.MatchString(filepath.Base(d)) {
+			return nil
+		}
+	}
+	if len(dirs) == 0 {
+		return fmt.Errorf("snapshot: -run %q matches nothing: %s holds no scenario folders (folders with an input.json)", filter.String(), fixtures)
+	}
+	return fmt.Errorf("snapshot: -run %q matches none of the %d scenarios in %s (it is matched against folder names, e.g. %s)", filter.String(), len(dirs), fixtures, filepath.Base(dirs[0]))
 }
 
 // showConversation prints a scenario's recorded logs as timelines, then

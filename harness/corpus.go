@@ -222,6 +222,9 @@ func CorpusMain(ctx context.Context, dir, exe string, filter *regexp.Regexp, job
 	if err != nil {
 		return err
 	}
+	if filter != nil && len(results) == 0 {
+		return fmt.Errorf("snapshot --corpus: -run %q matches none of the corpus scenarios in %s", filter.String(), dir)
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CORPUS SCENARIO\tRESULT\tWALL MS\tNOTE")
 	failed, passed, skipped := 0, 0, 0

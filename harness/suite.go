@@ -30,6 +30,8 @@ type Suite struct {
 	Progress func(Result)
 	// Standin makes record mode serve each scenario's standin.json.
 	Standin bool
+	// Shard selects a stable share of the filtered scenarios (zero: all).
+	Shard Shard
 }
 
 // Result is one scenario's outcome.
@@ -50,7 +52,7 @@ func (s *Suite) transcripts() string { return filepath.Join(s.Snapshots, "transc
 func (s *Suite) prompts() string     { return filepath.Join(s.Snapshots, "prompts") }
 func (s *Suite) tools() string       { return filepath.Join(s.Snapshots, "tools") }
 
-// Scenarios lists the scenario folders the filter selects.
+// Scenarios lists the scenario folders the filter and the shard select.
 func (s *Suite) Scenarios() ([]string, error) {
 	dirs, err := scenario.Discover(s.Fixtures)
 	if err != nil {
@@ -58,7 +60,8 @@ func (s *Suite) Scenarios() ([]string, error) {
 	}
 	var out []string
 	for _, d := range dirs {
-		if s.Filter == nil || s.Filter.MatchString(filepath.Base(d)) {
+		name := filepath.Base(d)
+		if (s.Filter == nil || s.Filter.MatchString(name)) && s.Shard.Has(name) {
 			out = append(out, d)
 		}
 	}

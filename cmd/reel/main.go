@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,9 +39,19 @@ func main() {
 		os.Exit(sandbox.ExitCode(err))
 	}
 	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "reel:", err)
-		os.Exit(1)
+		os.Exit(report(err, os.Stderr))
 	}
+}
+
+// report turns run's error into the exit status: a help request
+// (flag.ErrHelp; the subcommand has already printed its help to stdout) is
+// success, anything else is printed to stderr and exits 1.
+func report(err error, stderr io.Writer) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "reel:", err)
+	return 1
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

@@ -1,4 +1,6 @@
-// Package scenario loads snapshot-harness scenario folders.
+// Package scenario loads snapshot-harness scenario folders. The user
+// documentation of the formats, with an example of each, is
+// docs/scenarios.md; a test keeps its table of ops equal to the loader's.
 //
 // # Folder layout
 //
@@ -22,13 +24,16 @@
 //
 // # input.json
 //
-//	{"steps":[STEP, …], "permissionAnswers":[{"kind":KIND}, …], "recordedWith":"…"}
+//	{"steps":[STEP, …], "permissionAnswers":[{"kind":KIND}, …], "recordedWith":"…",
+//	 "mode":"workspace-write", "approval":"never"}
 //
 // steps is required and not empty. permissionAnswers is a FIFO queue of ACP
 // permission option kinds (allow_once, allow_always, reject_once,
 // reject_always). recordedWith says how the fixture was recorded, e.g.
 // "standin:standin.json" (a local file that must exist) or
-// "deepseek:deepseek-chat". Each STEP is an object with an "op" and the
+// "deepseek:deepseek-chat". mode and approval are the agent's default
+// sandbox mode and approval policy for the run (reel acp --mode and
+// --approval); absent, reel's defaults apply. Each STEP is an object with an "op" and the
 // fields that op accepts ("session", a 0-based session index, defaults to 0):
 //
 //	initialize, newSession                       —
@@ -50,7 +55,9 @@
 //
 // # replay.override.json
 //
-// An array of entries, applied in order to the model calls that need them:
+// An array of entries, applied in order to the model calls that need them
+// (or {"patches":[{"at":N,"entry":ENTRY}, …]}, which replaces call N of the
+// script derived from the log and keeps the others):
 //
 //	{"kind":"chunks","chunks":[CHUNK, …]}                      a scripted stream
 //	{"kind":"throw","chunks":[…],"message":"…","code":"AUTH"}  fail the call

@@ -76,37 +76,42 @@ func stepUniverse() []string {
 	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fSession, fMode}
 }
 
-// opFields says which fields an op accepts ("op" is implied) and requires.
-func opFields(op Op) (fieldSet, bool) {
+// opTable is the step vocabulary the loader dispatches on: each op and the
+// fields it accepts ("op" is implied) and requires. docs/scenarios.md lists
+// the same table (TestDocOpTable keeps them equal).
+func opTable() map[Op]fieldSet {
 	prompt := func(extra ...string) fieldSet {
 		return fieldSet{
 			allowed:  append([]string{fOp, fSession}, extra...),
 			required: extra,
 		}
 	}
-	switch op {
-	case OpInitialize, OpNewSession:
-		return fieldSet{allowed: []string{fOp}}, true
-	case OpPrompt, OpPromptExpectError:
-		return prompt(fText), true
-	case OpPromptContent:
-		return prompt(fContent), true
-	case OpPromptAndCancel:
-		return prompt(fText, fWaitForFile), true
-	case OpPromptAndWaitForAgentMessage:
-		return prompt(fText, fWaitForText), true
-	case OpWaitForTurnStart:
-		return prompt(fMinimumTurn), true
-	case OpSetMode:
-		return prompt(fMode), true
-	case OpWaitForTurnEnd, OpWaitForTitleAfterTurnEnd, OpLoadSession, OpLoadSessionExpectError, OpCancel:
-		return prompt(), true
-	case OpWaitForSubagentTurnEnd:
-		return fieldSet{allowed: []string{fOp, fSession, fChild, fMinimumTurn}}, true
-	case OpWaitForFile:
-		return fieldSet{allowed: []string{fOp, fPath}, required: []string{fPath}}, true
+	bare := fieldSet{allowed: []string{fOp}}
+	return map[Op]fieldSet{
+		OpInitialize:                   bare,
+		OpNewSession:                   bare,
+		OpPrompt:                       prompt(fText),
+		OpPromptExpectError:            prompt(fText),
+		OpPromptContent:                prompt(fContent),
+		OpPromptAndCancel:              prompt(fText, fWaitForFile),
+		OpPromptAndWaitForAgentMessage: prompt(fText, fWaitForText),
+		OpWaitForTurnStart:             prompt(fMinimumTurn),
+		OpSetMode:                      prompt(fMode),
+		OpWaitForTurnEnd:               prompt(),
+		OpWaitForTitleAfterTurnEnd:     prompt(),
+		OpLoadSession:                  prompt(),
+		OpLoadSessionExpectError:       prompt(),
+		OpCancel:                       prompt(),
+		OpWaitForSubagentTurnEnd:       {allowed: []string{fOp, fSession, fChild, fMinimumTurn}},
+		OpWaitForFile:                  {allowed: []string{fOp, fPath}, required: []string{fPath}},
 	}
-	return fieldSet{}, false
+}
+
+// opFields says which fields an op accepts and requires; false for an op
+// the vocabulary does not define.
+func opFields(op Op) (fieldSet, bool) {
+	fs, ok := opTable()[op]
+	return fs, ok
 }
 
 // Ops lists the whole step vocabulary in a stable order.
@@ -331,6 +336,11 @@ type Input struct {
 	Approval string `json:"approval,omitempty"`
 }
 
+// inputFields lists the top-level members of input.json.
+func inputFields() []string {
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval"}
+}
+
 // StandinPrefix starts a RecordedWith value that names a stand-in model
 // script, relative to the scenario folder.
 const StandinPrefix = "standin:"
@@ -355,7 +365,7 @@ func ParseInput(file string, data []byte) (*Input, error) {
 		return nil, err
 	}
 	in := &Input{}
-	top := []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval"}
+	top := inputFields()
 	if err := d.check("", members, top, fieldSet{allowed: top, required: []string{"steps"}}, "input"); err != nil {
 		return nil, err
 	}
