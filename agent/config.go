@@ -72,6 +72,12 @@ type Config struct {
 	// that does not take a frame within it is treated as gone (0:
 	// DefaultWriteTimeout).
 	WriteTimeout time.Duration
+	// MissingKey, when set, names the environment variable the model key
+	// should come from, which is unset: initialize advertises it as the auth
+	// method, and session/new, session/prompt and authenticate fail with the
+	// ACP auth-required error naming it (session/load and session/list still
+	// work, so the history stays readable).
+	MissingKey string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// FirstSessionID, when set, is the id of the first session/new (so a

@@ -351,14 +351,18 @@ func (srv *Server) callModel(ctx context.Context, s *session, turn, step int, re
 }
 
 // maxModelRetries bounds the retries of a retryable model failure (an empty
-// response, a rate limit or server error that outlasted the provider's own
-// transport retries) within one step.
+// response, a rate limit, a server error, a timeout or a broken transport)
+// within one step. This is reel's one retry policy: the live provider makes
+// a single attempt per call (reel acp sets openai.Config.MaxAttempts to 1),
+// so a failing endpoint gets 1 + maxModelRetries requests per step.
 const maxModelRetries = 2
 
 // callWithRetry makes the step's model call, retrying retryable failures:
 // each failed attempt is closed in the log with its error finish chunk and
 // an llm/retry event, and the retry is a new request/context with the same
-// request (the same message series).
+// request (the same message series). Before each wait the editor gets an
+// agent_thought_chunk saying what failed and when the next attempt comes;
+// it is not written to the log, so reconstruction and replay are unchanged.
 func (srv *Server) callWithRetry(ctx context.Context, s *session, turn, step int, req llm.Request) (callResult, error) {
 	for attempt := 1; ; attempt++ {
 		res, err := srv.callModel(ctx, s, turn, step, req)
@@ -373,7 +377,11 @@ func (srv *Server) callWithRetry(ctx context.Context, s *session, turn, step int
 			}
 		}
 		delay := srv.cfg.RetryDelay << (attempt - 1)
-		srv.log.Warn("retrying model call", "session", s.id, "turn", turn, "step", step, "retry", attempt, "code", pe.Code, "delay", delay)
+		srv.log.Warn("retrying model call", "session", s.id, "turn", turn, "step", step, "retry", attempt, "code", pe.Code, "status", pe.Status, "delay", delay, "err", pe.Message)
+		// The editor sees the retry as a thought. It is not logged as model
+		// output (the llm/retry event records it), so the log and the
+		// requests rebuilt from it do not change.
+		srv.notify(ctx, s, acp.UpdateAgentThoughtText(retryNotice(pe, delay, attempt+1, maxModelRetries+1)))
 		if _, lerr := s.emit(ctx, srv.now(), "llm/retry", jsonObject(
 			"turn", turn, "step", step, "provider", srv.cfg.Provider,
 			"retry", attempt, "maxRetries", maxModelRetries, "delayMs", int(delay.Milliseconds()),
@@ -421,8 +429,47 @@ func (srv *Server) modelFailure(ctx context.Context, s *session, turn, step int,
 	srv.log.Warn("model call failed", "session", s.id, "turn", turn, "step", step, "code", code, "err", msg)
 	return turnEnd{
 		reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", msg, "code", code)),
-		err:    acp.NewInternalError(map[string]any{"error": "turn failed: " + msg}),
+		err:    modelError(pe, msg),
 	}
+}
+
+// modelError is the ACP error a prompt answers with when the model call
+// failed: its message is the provider's own, its code auth-required
+// (-32000) for refused credentials and internal error (-32603) otherwise;
+// data repeats the failure code for programs. Only what the log records
+// goes in (not the HTTP status), so a replay answers exactly as the
+// recorded run did. pe is nil for a failure that is not the provider's.
+func modelError(pe *llm.ProviderError, msg string) *acp.RequestError {
+	data := map[string]any{"error": "turn failed: " + msg}
+	if pe == nil {
+		return acp.NewInternalError(data)
+	}
+	if pe.Code != "" {
+		data["code"] = pe.Code
+	}
+	e := &acp.RequestError{Code: acp.NewInternalError(nil).Code, Message: "model call failed: " + msg, Data: data}
+	if pe.Code == llm.CodeAuth {
+		e.Code = acp.NewAuthRequired(nil).Code
+	}
+	return e
+}
+
+// retryNotice is the line the editor sees before a retry, e.g. "model
+// endpoint failed (HTTP 500), retrying in 2 s (attempt 2 of 3)".
+func retryNotice(pe *llm.ProviderError, delay time.Duration, next, total int) string {
+	what := pe.Code
+	if pe.Status != 0 {
+		what = fmt.Sprintf("HTTP %d", pe.Status)
+	}
+	when := "now"
+	switch {
+	case delay <= 0:
+	case delay%time.Second == 0:
+		when = fmt.Sprintf("in %d s", delay/time.Second)
+	default:
+		when = fmt.Sprintf("in %.1f s", delay.Seconds())
+	}
+	return fmt.Sprintf("model endpoint failed (%s), retrying %s (attempt %d of %d)\n", what, when, next, total)
 }
 
 // blockPart renders a finished block as a message content part.

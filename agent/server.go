@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -208,12 +209,38 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
 			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
 		},
-		AuthMethods: []acp.AuthMethod{},
+		AuthMethods: srv.authMethods(),
 	}, nil
 }
 
-// Authenticate implements acp.Agent: reel takes its key from the environment.
+// authMethods lists the one way to authenticate when the key is missing:
+// set the variable in the agent's environment. With a key there is none.
+func (srv *Server) authMethods() []acp.AuthMethod {
+	if srv.cfg.MissingKey == "" {
+		return []acp.AuthMethod{}
+	}
+	v := srv.cfg.MissingKey
+	return []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{
+		Id:   "env:" + v,
+		Name: "Set " + v,
+		Description: acp.Ptr("reel reads the model API key from " + v + " in its environment: set it in the agent's " +
+			"env (for Zed: agent_servers.reel.env) and restart the agent."),
+	}}}
+}
+
+// errAuthRequired is the auth-required error of an agent without a key.
+func (srv *Server) errAuthRequired() error {
+	return acp.NewAuthRequired(map[string]any{"error": fmt.Sprintf(
+		"no API key for the model: set %s in the environment reel acp starts in, then restart it (a local --base-url or --standin needs no key)",
+		srv.cfg.MissingKey)})
+}
+
+// Authenticate implements acp.Agent: reel takes its key from the
+// environment, so without one the client cannot authenticate it from here.
 func (srv *Server) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if srv.cfg.MissingKey != "" {
+		return acp.AuthenticateResponse{}, srv.errAuthRequired()
+	}
 	return acp.AuthenticateResponse{}, nil
 }
 
@@ -235,6 +262,9 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 		return acp.NewSessionResponse{}, err
 	}
 	defer srv.exit()
+	if srv.cfg.MissingKey != "" {
+		return acp.NewSessionResponse{}, srv.errAuthRequired()
+	}
 	if !filepath.IsAbs(p.Cwd) {
 		return acp.NewSessionResponse{}, invalidParams("cwd %q must be an absolute path", p.Cwd)
 	}
@@ -247,6 +277,11 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	h := sessionlog.NewHeader(id, srv.now(), p.Cwd)
 	w, err := srv.cfg.Store.Create(ctx, h)
 	if err != nil {
+		// An id that names an existing (or live) session is the client's
+		// or the command line's mistake, not the agent's.
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, sessionlog.ErrInUse) {
+			return acp.NewSessionResponse{}, invalidParams("session %s already exists (pick another --session-id, or load it with session/load): %v", id, err)
+		}
 		return acp.NewSessionResponse{}, fmt.Errorf("create session log: %w", err)
 	}
 	s, err := srv.register(sessionlog.NewSession(sessionlog.New(h), w), id, p.Cwd, 0)
@@ -307,6 +342,9 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 	s, err := srv.lookup(p.SessionId)
 	if err != nil {
 		return acp.PromptResponse{}, err
+	}
+	if srv.cfg.MissingKey != "" {
+		return acp.PromptResponse{}, srv.errAuthRequired()
 	}
 	s.mu.Lock()
 	switch {

@@ -149,8 +149,9 @@ type failing struct{ err error }
 
 func (f failing) Stream(context.Context, llm.Request) (llm.Stream, error) { return nil, f.err }
 
-// TestModelFailure: a provider error answers the prompt with an internal
-// error and the log ends the turn with kind error.
+// TestModelFailure: a provider error answers the prompt with the
+// provider's message (auth-required for refused credentials, internal
+// error otherwise) and the log ends the turn with kind error.
 func TestModelFailure(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -158,8 +159,8 @@ func TestModelFailure(t *testing.T) {
 		wantCode int
 		wantFrag string
 	}{
-		{"provider error", agent.SharedModels{Provider: failing{&llm.ProviderError{Code: llm.CodeAuth, Message: "no API key: set DEEPSEEK_API_KEY"}}}, -32603, "DEEPSEEK_API_KEY"},
-		{"http 400 from the model", nil, -32603, "turn failed"},
+		{"provider error", agent.SharedModels{Provider: failing{&llm.ProviderError{Code: llm.CodeAuth, Message: "no API key: set DEEPSEEK_API_KEY"}}}, -32000, `"message":"model call failed: no API key: set DEEPSEEK_API_KEY"`},
+		{"http 400 from the model", nil, -32603, `"message":"model call failed: bad request from the test"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

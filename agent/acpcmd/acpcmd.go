@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
 	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/sqlite"
@@ -63,7 +66,44 @@ type Options struct {
 	// Network is "on" (confined commands may use the network) or "off"
 	// (TCP connect and bind denied by Landlock; fails closed below ABI 4).
 	Network string
+	// Standin is a stand-in script: the agent serves it in process on
+	// 127.0.0.1 and talks to it as its model, with no key.
+	Standin string
 }
+
+// helpText introduces reel acp's -h output; the flags follow, then
+// helpEnv.
+const helpText = `usage: reel acp [flags]
+
+Serve the Agent Client Protocol (ACP) on stdin/stdout, for an editor such as
+Zed: stdout carries JSON-RPC frames only, diagnostics go to stderr. Every
+session is logged durably under --state-dir and can be loaded again. The
+model is DeepSeek (default) or OpenAI, with the key from the environment; a
+--base-url on a loopback host needs no key, --standin SCRIPT runs a scripted
+stand-in model in process (no key, no network), and --replay LOG serves the
+model calls recorded in a session log.
+
+flags:
+`
+
+// helpEnv lists the environment reel acp reads and gives examples.
+const helpEnv = `
+environment:
+  DEEPSEEK_API_KEY  key for --provider deepseek (not needed for a loopback --base-url or --standin)
+  OPENAI_API_KEY    key for --provider openai (likewise)
+  REEL_PROVIDER     default of --provider
+  REEL_MODEL        default of --model
+  REEL_BASE_URL     default of --base-url
+  XDG_STATE_HOME    state root: sessions go to $XDG_STATE_HOME/reel/sessions
+  HOME              without XDG_STATE_HOME: ~/.local/state/reel/sessions
+  The key variables (and REEL_API_KEY) are removed from the environment of
+  the commands the agent runs.
+
+examples:
+  DEEPSEEK_API_KEY=sk-... reel acp
+  reel acp --standin standin.json --state-dir /tmp/reel-state
+  reel acp --base-url http://127.0.0.1:8080/v1 --model local-model
+`
 
 // DefaultStateDir is $XDG_STATE_HOME/reel/sessions (~/.local/state/reel/sessions).
 func DefaultStateDir(getenv func(string) string) string {
@@ -80,14 +120,13 @@ func DefaultStateDir(getenv func(string) string) string {
 func parse(args []string, env IO) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("reel acp", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	fs.StringVar(&o.StateDir, "state-dir", DefaultStateDir(env.Getenv), "directory of session logs")
 	fs.StringVar(&o.Store, "store", "jsonl", "session store: jsonl or sqlite")
 	fs.BoolVar(&o.Compress, "compress", false, "zstd-compress JSONL session logs")
 	fs.StringVar(&o.Provider, "provider", firstNonEmpty(env.Getenv("REEL_PROVIDER"), "deepseek"), "model provider: deepseek or openai ($REEL_PROVIDER)")
 	fs.StringVar(&o.Model, "model", env.Getenv("REEL_MODEL"), "model name ($REEL_MODEL; default per provider)")
 	fs.StringVar(&o.BaseURL, "base-url", env.Getenv("REEL_BASE_URL"), "OpenAI-compatible base URL ($REEL_BASE_URL; default per provider)")
-	fs.Var((*multiFlag)(&o.Replay), "replay", "serve model calls from this recorded log instead of a provider (repeat: one per session, in order)")
+	fs.Var((*multiFlag)(&o.Replay), "replay", "serve model calls from the recorded session `LOG` instead of a provider (repeat: one per session, in order)")
 	fs.StringVar(&o.ReplayOverride, "replay-override", "", "replay.override.json for the first --replay log")
 	fs.StringVar(&o.Mode, "mode", agent.ModeWorkspaceWrite, "default sandbox mode: read-only, workspace-write, danger-full-access")
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
@@ -98,8 +137,20 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
 	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", agent.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
+	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
+	// The flag package prints nothing itself: a mistake is one line on
+	// stderr (from main), and -h is the help, on stdout, with exit 0.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		return o, fmt.Errorf("%w: %v", ErrUsage, err)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(env.Stdout)
+			fmt.Fprint(env.Stdout, helpText)
+			fs.PrintDefaults()
+			fmt.Fprint(env.Stdout, helpEnv)
+			return o, err
+		}
+		return o, fmt.Errorf("%w: %v (reel acp -h lists the flags)", ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: reel acp takes no arguments (got %q)", ErrUsage, fs.Args())
@@ -115,6 +166,12 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
+	}
+	if o.Standin != "" && len(o.Replay) > 0 {
+		return o, fmt.Errorf("%w: --standin and --replay both name the model; give one", ErrUsage)
+	}
+	if o.Standin != "" && o.BaseURL != "" {
+		return o, fmt.Errorf("%w: --standin serves its own base URL; drop --base-url (or $REEL_BASE_URL)", ErrUsage)
 	}
 	return o, nil
 }
@@ -151,9 +208,13 @@ func OpenStore(dir, kind string, compress bool, log *slog.Logger) (sessionlog.St
 	return nil, fmt.Errorf("%w: --store %q: want jsonl or sqlite", ErrUsage, kind)
 }
 
-// Run executes reel acp.
+// Run executes reel acp. -h and --help print the help on stdout and
+// return nil.
 func Run(ctx context.Context, args []string, env IO) error {
 	o, err := parse(args, env)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -185,11 +246,28 @@ func Run(ctx context.Context, args []string, env IO) error {
 		cfg.Models, cfg.Provider, cfg.Model = models, provider, model
 		log.Info("replaying recorded model calls", "logs", o.Replay)
 	} else {
-		p, provider, model, err := liveProvider(o, env.Getenv, log)
+		if o.Standin != "" {
+			base, stop, err := startStandin(ctx, o.Standin, log)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			o.BaseURL = base
+		}
+		p, provider, model, missing, err := liveProvider(o, env.Getenv, log)
 		if err != nil {
 			return err
 		}
-		cfg.Models, cfg.Provider, cfg.Model = agent.SharedModels{Provider: p}, provider, model
+		if missing != "" {
+			// Said at start-up, where the user who launched reel looks;
+			// the editor gets auth-required on session/new and prompts.
+			fmt.Fprintf(env.Stderr, "reel acp: no API key for --provider %s at %s: set %s (a loopback --base-url or --standin SCRIPT needs none); sessions cannot be created until then\n",
+				o.Provider, p.baseURL, missing)
+		}
+		cfg.Models, cfg.Provider, cfg.Model = agent.SharedModels{Provider: p.llm}, provider, model
+		cfg.MissingKey = missing
+		// reel's loop is the one retry policy: maxModelRetries retries,
+		// from RetryDelay doubling, each shown to the editor.
 		cfg.RetryDelay = time.Second
 	}
 	if o.Model != "" {
@@ -272,10 +350,18 @@ func recordedConfig(events []sessionlog.Event) (string, string, bool) {
 	return "", "", false
 }
 
+// live is a live provider and the base URL it calls.
+type live struct {
+	llm     llm.Provider
+	baseURL string
+}
+
 // liveProvider builds the OpenAI-compatible provider named by o.Provider.
 // The key comes from the provider's environment variable and is never
-// logged.
-func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (llm.Provider, string, string, error) {
+// logged. A base URL on a loopback host needs no key: without one a
+// placeholder is sent. missing names the key variable when a remote
+// endpoint has no key; the provider then fails every call.
+func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (p live, provider, model, missing string, err error) {
 	var cfg openai.Config
 	switch o.Provider {
 	case "deepseek":
@@ -283,7 +369,7 @@ func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (llm.
 	case "openai":
 		cfg = openai.OpenAI()
 	default:
-		return nil, "", "", fmt.Errorf("%w: --provider %q: want deepseek or openai", ErrUsage, o.Provider)
+		return live{}, "", "", "", fmt.Errorf("%w: --provider %q: want deepseek or openai", ErrUsage, o.Provider)
 	}
 	if o.BaseURL != "" {
 		cfg.BaseURL = o.BaseURL
@@ -296,14 +382,68 @@ func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (llm.
 		v := getenv(k)
 		return v, v != ""
 	}
-	p, err := openai.New(cfg)
+	// One attempt per call: the agent loop retries (and tells the editor);
+	// retrying here as well multiplied the requests.
+	cfg.MaxAttempts = 1
+	local, err := loopbackURL(cfg.BaseURL)
 	if err != nil {
-		// Without a key the agent still serves sessions (load, list,
-		// modes); each model call then fails with this error.
-		log.Warn("no model available", "err", err)
-		return unavailable{err}, o.Provider, cfg.Model, nil
+		return live{}, "", "", "", err
 	}
-	return p, o.Provider, cfg.Model, nil
+	if o.Standin != "" || local && getenv(cfg.KeyEnv) == "" {
+		// The stand-in never sees a real key, even when one is set.
+		cfg.APIKey = localKey
+	}
+	op, err := openai.New(cfg)
+	if err != nil {
+		// Without a key the agent still serves sessions (load, list);
+		// new sessions and prompts fail with auth-required, and a model
+		// call would fail with this error.
+		log.Warn("no model available", "err", err)
+		return live{unavailable{err}, cfg.BaseURL}, o.Provider, cfg.Model, cfg.KeyEnv, nil
+	}
+	return live{op, cfg.BaseURL}, o.Provider, cfg.Model, "", nil
+}
+
+// localKey is the placeholder key sent to a loopback endpoint when the
+// environment has none (servers that ignore keys still often want one).
+const localKey = "local"
+
+// loopbackURL reports whether base names a loopback host (127.0.0.0/8,
+// ::1 or localhost), which needs no API key.
+func loopbackURL(base string) (bool, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false, fmt.Errorf("%w: --base-url %q: %w", ErrUsage, base, err)
+	}
+	if u.Scheme == "" || u.Host == "" {
+		return false, fmt.Errorf("%w: --base-url %q: want an absolute URL such as http://127.0.0.1:8080/v1", ErrUsage, base)
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return true, nil
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// startStandin serves the stand-in script at path on 127.0.0.1 and
+// returns its base URL and the function that stops it.
+func startStandin(ctx context.Context, path string, log *slog.Logger) (string, func(), error) {
+	script, err := standin.LoadScript(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("--standin: %w", err)
+	}
+	srv := standin.New(script, log.With("component", "standin"))
+	addr, err := srv.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("--standin: %w", err)
+	}
+	log.Info("serving the stand-in model in process", "script", path, "addr", addr)
+	return "http://" + addr + "/v1", func() {
+		if err := srv.Close(); err != nil {
+			log.Warn("stand-in server", "err", err)
+		}
+	}, nil
 }
 
 // unavailable is the provider of an agent started without a usable model

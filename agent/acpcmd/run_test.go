@@ -3,6 +3,7 @@ package acpcmd_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -78,9 +79,11 @@ func TestDefaultStateDir(t *testing.T) {
 	}
 }
 
-// TestRunWithoutKey: without an API key reel acp still serves sessions; a
-// prompt fails with an error naming the variable to set, and the turn is
-// closed in the log.
+// TestRunWithoutKey: without an API key for a remote endpoint, reel acp
+// says so on stderr at start-up naming the variable; initialize advertises
+// the variable as the auth method, and session/new, session/prompt and
+// authenticate fail with ACP auth-required (-32000) naming it, while an
+// existing session still loads.
 func TestRunWithoutKey(t *testing.T) {
 	tests := []struct {
 		provider, keyVar string
@@ -92,43 +95,48 @@ func TestRunWithoutKey(t *testing.T) {
 		t.Run(tt.provider, func(t *testing.T) {
 			dir := t.TempDir()
 			state := filepath.Join(dir, "state")
-			in := strings.Join([]string{
-				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`,
-				`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"` + dir + `","mcpServers":[]}}`,
-				`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"K1","prompt":[{"type":"text","text":"hi"}]}}`,
-			}, "\n") + "\n"
-			// The SDK may log "connection closed" after Run returned: stderr
-			// is a locked buffer.
-			var stdout bytes.Buffer
-			stderr := &lockedBuffer{}
-			err := acpcmd.Run(context.Background(), []string{"--state-dir", state, "--session-id", "K1", "--provider", tt.provider}, acpcmd.IO{
-				Stdin: strings.NewReader(in), Stdout: &stdout, Stderr: stderr,
-				Getenv: getenv(map[string]string{"HOME": dir}), Executable: reelExe,
-			})
-			if err != nil {
-				t.Fatalf("Run: %v", err)
+			// A session to load, written by a replaying run.
+			p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--session-id", "K1",
+				"--replay", fixture(t, "text-turn", "session.jsonl"))
+			p.initialize()
+			p.newSession(dir)
+			if code := p.finish(); code != 0 {
+				t.Fatalf("replaying run: exit %d", code)
 			}
-			lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
-			checkFramesOnly(t, lines)
-			var answer string
-			for _, l := range lines {
-				if strings.HasPrefix(l, `{"jsonrpc":"2.0","id":3,`) {
-					answer = l
+
+			p = startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--provider", tt.provider)
+			res, _ := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+			if !strings.Contains(p.stderr.String(), "no API key for --provider "+tt.provider) || !strings.Contains(p.stderr.String(), "set "+tt.keyVar) {
+				t.Errorf("stderr at start-up does not name %s:\n%s", tt.keyVar, p.stderr.String())
+			}
+			var init struct {
+				AuthMethods []struct{ ID, Name string } `json:"authMethods"`
+			}
+			if err := json.Unmarshal(res, &init); err != nil || len(init.AuthMethods) != 1 ||
+				init.AuthMethods[0].ID != "env:"+tt.keyVar || !strings.Contains(init.AuthMethods[0].Name, tt.keyVar) {
+				t.Errorf("initialize authMethods %s, want one naming %s", res, tt.keyVar)
+			}
+			for _, req := range []struct {
+				method string
+				params any
+			}{
+				{"session/new", map[string]any{"cwd": dir, "mcpServers": []any{}}},
+				{"authenticate", map[string]any{"methodId": "env:" + tt.keyVar}},
+			} {
+				resp, _ := p.await(p.request(req.method, req.params))
+				if e := decodeError(t, resp); e.Code != -32000 || !strings.Contains(e.Data.Error, "set "+tt.keyVar) {
+					t.Errorf("%s: %s, want auth-required naming %s", req.method, resp.raw, tt.keyVar)
 				}
 			}
-			if !strings.Contains(answer, `"code":-32603`) || !strings.Contains(answer, "set "+tt.keyVar) {
-				t.Errorf("prompt answer %q, want an internal error naming %s", answer, tt.keyVar)
+			p.call("session/load", map[string]any{"sessionId": "K1", "cwd": dir, "mcpServers": []any{}})
+			resp, _ := p.await(p.request("session/prompt", promptParams("K1", "hi")))
+			if e := decodeError(t, resp); e.Code != -32000 || !strings.Contains(e.Data.Error, "set "+tt.keyVar) {
+				t.Errorf("session/prompt: %s, want auth-required naming %s", resp.raw, tt.keyVar)
 			}
-			if !strings.Contains(stderr.String(), "no model available") {
-				t.Errorf("stderr does not warn about the missing model:\n%s", stderr.String())
+			if code := p.finish(); code != 0 {
+				t.Fatalf("exit %d", code)
 			}
-			raw, err := os.ReadFile(filepath.Join(state, "K1.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(string(raw), `"type":"turn/end"`) || !strings.Contains(string(raw), `"kind":"error"`) {
-				t.Errorf("the failed turn is not closed with turn/end error:\n%s", raw)
-			}
+			checkFramesOnly(t, p.stdoutLines())
 		})
 	}
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/sqlite"
 )
 
 // reelBin is built once for the bad-input table.
@@ -111,6 +115,43 @@ func withFile(name, content string, next func(t *testing.T, tmp string) (string,
 	}
 }
 
+// withSessions makes a store database name in tmp (as reel acp --store
+// sqlite does) holding one short completed session per id, before running
+// next.
+func withSessions(name string, ids []string, next func(t *testing.T, tmp string) (string, bool)) func(t *testing.T, tmp string) (string, bool) {
+	return func(t *testing.T, tmp string) (string, bool) {
+		ctx := context.Background()
+		st, err := sqlite.Open(filepath.Dir(filepath.Join(tmp, name)), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var events []sessionlog.Event
+		for _, l := range []string{ts, um, te2} {
+			e, err := sessionlog.DecodeEvent([]byte(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, e)
+		}
+		for _, id := range ids {
+			w, err := st.Create(ctx, sessionlog.NewHeader(id, 1, "/w"))
+			if err == nil {
+				err = w.Append(ctx, events...)
+			}
+			if err == nil {
+				err = w.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return next(t, tmp)
+	}
+}
+
 const hdr = `{"type":"session","version":0,"id":"s","createdAt":1,"cwd":"/w"}` + "\n"
 
 func lines(ls ...string) string { return hdr + strings.Join(ls, "\n") + "\n" }
@@ -157,6 +198,20 @@ func badCases() []badCase {
 		{area: "cli", name: "unknown sandbox mode flag", run: command("acp", "--mode", "bogus"), want: `--mode "bogus": want read-only, workspace-write or danger-full-access`},
 		{area: "cli", name: "log request without a step", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "request", "l.jsonl", "--turn", "1")), want: `reel log request FILE --turn T --step S`},
 		{area: "cli", name: "convert onto an existing file", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "convert", "l.jsonl", "l.jsonl")), want: `already exists; refusing to overwrite it`},
+		{area: "cli", name: "log show on a database of several sessions", run: withSessions("st/sessions.db", []string{"s1", "s2"}, command("log", "show", "st/sessions.db")), want: `st/sessions.db holds 2 sessions (s1, s2); pass --session ID to pick one`},
+		{area: "cli", name: "log show --session the database lacks", run: withSessions("st/sessions.db", []string{"s1", "s2"}, command("log", "show", "st/sessions.db", "--session", "s9")), want: `st/sessions.db: no session "s9"`},
+		{area: "cli", name: "convert to an unknown extension", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "convert", "l.jsonl", "out.txt")), want: `unknown output extension ".txt"; want one of .jsonl, .jsonl.zst, .db, .sqlite`},
+		{area: "cli", name: "log list of a log file", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "list", "l.jsonl")), want: `is neither a database (.db, .sqlite) nor a directory`},
+		{area: "cli", name: "log command with an unknown flag", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "show", "l.jsonl", "--bogus")), want: `flag provided but not defined: -bogus (reel log show -h shows the flags)`},
+		{area: "cli", name: "reel acp -h", run: command("acp", "-h"), want: `usage: reel acp [flags]`, loads: true},
+		{area: "cli", name: "reel acp with an unknown flag", run: command("acp", "--frobnicate"), want: `flag provided but not defined: -frobnicate (reel acp -h lists the flags)`},
+		{area: "cli", name: "reel acp --standin with a missing script", run: command("acp", "--standin", "nope.json", "--state-dir", "$TMP/st"), want: `--standin: standin: load script: open nope.json`},
+		{area: "cli", name: "reel acp --base-url that is not a URL", run: command("acp", "--base-url", "api.example.com", "--state-dir", "$TMP/st"), want: `--base-url "api.example.com": want an absolute URL`},
+		{area: "cli", name: "reel acp --standin with --replay", run: command("acp", "--standin", "s.json", "--replay", "l.jsonl", "--state-dir", "$TMP/st"), want: `--standin and --replay both name the model; give one`},
+		{area: "cli", name: "reel acp without a key for a remote endpoint (stderr at start-up)", run: acpFrames([]string{"--state-dir", "$TMP/st"}), want: `reel acp: no API key for --provider deepseek`, loads: true},
+		{area: "cli", name: "session/new without a key for a remote endpoint", run: acpFrames([]string{"--state-dir", "$TMP/st"}, initFrame, newFrame), want: `"code":-32000`, loads: true},
+		{area: "cli", name: "session/new with an id whose log exists (--session-id reused)", run: withFile("st/s1.jsonl", hdr, acpFrames([]string{"--state-dir", "$TMP/st", "--session-id", "s1", "--replay", "$FIXTURES/text-turn/session.jsonl"}, initFrame, newFrame)), want: `session s1 already exists`, loads: true},
+		{area: "cli", name: "a prompt the model endpoint refuses", run: acpFrames([]string{"--state-dir", "$TMP/st", "--session-id", "s1", "--replay", "$FIXTURES/provider-error/session.jsonl"}, initFrame, newFrame, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`), want: `"message":"model call failed: simulated provider error (HTTP 401)"`, loads: true},
 		{area: "cli", name: "unknown command", run: command("frobnicate"), want: `unknown command "frobnicate"`},
 		{area: "fixture", name: "unknown op in input.json", run: withFile("fx/bad/input.json", `{"steps":[{"op":"dance"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `fx/bad/input.json: steps[0].op: unknown op "dance"`},
 		{area: "fixture", name: "unknown step field", run: withFile("fx/bad/input.json", `{"steps":[{"op":"prompt","txt":"hi"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `unknown field "txt"`},
@@ -226,4 +281,32 @@ func firstRelevantLine(out, want string) string {
 		}
 	}
 	return strings.TrimSpace(out)
+}
+
+// acpFrames runs reel acp with args in tmp, in an environment without any
+// key variable, sending frames on stdin; it returns stderr and stdout and
+// whether it exited non-zero. $TMP and $FIXTURES in args are expanded.
+func acpFrames(args []string, frames ...string) func(t *testing.T, tmp string) (string, bool) {
+	return func(t *testing.T, tmp string) (string, bool) {
+		fixtures, err := filepath.Abs(filepath.Join("..", "..", "fixtures"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := []string{"acp", "--log-level", "error"}
+		for _, a := range args {
+			full = append(full, strings.NewReplacer("$TMP", tmp, "$FIXTURES", fixtures).Replace(a))
+		}
+		cmd := exec.Command(reelBin, full...)
+		cmd.Dir = tmp
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "LANG=C"}
+		in := ""
+		if len(frames) > 0 {
+			in = strings.Join(frames, "\n") + "\n"
+		}
+		cmd.Stdin = strings.NewReader(in)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err = cmd.Run()
+		return strings.TrimSpace(errb.String() + out.String()), err != nil
+	}
 }

@@ -40,7 +40,9 @@ type Config struct {
 	// MaxCompletionTokens sends Request.MaxTokens as max_completion_tokens
 	// instead of max_tokens.
 	MaxCompletionTokens bool
-	// MaxAttempts bounds the attempts to open a stream (default 3).
+	// MaxAttempts bounds the attempts to open a stream (default 3). A
+	// caller with its own retry policy sets 1, so retries do not nest (reel
+	// acp does: the agent loop retries and tells the editor).
 	MaxAttempts int
 	// BaseDelay is the wait before the first retry, doubled for each
 	// further one (default 500ms); MaxDelay caps it (default 8s).

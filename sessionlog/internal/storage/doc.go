@@ -7,9 +7,13 @@
 // The single-writer rule is enforced with one lock sidecar per session,
 // <dir>/<id>.lock, held with flock(2) (github.com/gofrs/flock) for as long as
 // a Writer is open. flock locks belong to an open file description, so two
-// Stores in one process conflict exactly like two processes do. Lock files
-// are never removed: unlinking a lock file that another process is about to
-// lock would let two writers in. Commands that rewrite a log file outside a
+// Stores in one process conflict exactly like two processes do. A holder
+// removes its lock file on release, while it still holds the lock; a
+// process that meanwhile opened the old file and locks it after the release
+// finds that the path no longer names the file it locked, drops that lock
+// and starts over, so two writers never both hold a session's lock. A
+// process that dies leaves its lock file behind, unlocked, and the next
+// writer takes it. Commands that rewrite a log file outside a
 // Store (`reel log repair`, `reel log convert`) take the same lock for the
 // session the file belongs to and refuse the file while a writer holds it,
 // so nothing renames a new file over a log a writer is appending to.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,30 +109,87 @@ type Lock struct {
 	fl *flock.Flock
 }
 
+// maxLockTries bounds how often Acquire retries a lock file that its
+// holder removed while Acquire was taking it.
+const maxLockTries = 8
+
 // Acquire takes the writer lock of session id in dir without waiting. When
 // another writer (in this process or another) holds it, the error wraps
 // sessionlog.ErrInUse and names the session.
+//
+// A holder removes the lock file when it releases the lock, so a lock taken
+// on a file that is no longer the one at the lock path is worthless: Acquire
+// checks, after locking, that the path still names the file it locked, and
+// otherwise starts over with the path as it now is.
 func Acquire(dir, id string) (*Lock, error) {
-	p := LockPath(dir, id)
-	fl := flock.New(p)
-	ok, err := fl.TryLock()
-	if err != nil {
-		return nil, fmt.Errorf("session %s: lock %s: %w", id, p, err)
-	}
-	if !ok {
-		return nil, fmt.Errorf("session %s: %w (lock %s is held)", id, sessionlog.ErrInUse, p)
-	}
-	return &Lock{fl: fl}, nil
+	return acquire(LockPath(dir, id), id, nil)
 }
 
-// Release drops the lock. It is safe to call more than once.
+// acquire is Acquire on lock file p; locked, when set, runs right after
+// each lock is taken, before it is checked (tests use it to release and
+// remove the file in between, as a holder racing Acquire would).
+func acquire(p, id string, locked func()) (*Lock, error) {
+	for try := 1; ; try++ {
+		fl := flock.New(p)
+		ok, err := fl.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("session %s: lock %s: %w", id, p, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("session %s: %w (lock %s is held)", id, sessionlog.ErrInUse, p)
+		}
+		if locked != nil {
+			locked()
+		}
+		same, err := lockedCurrent(fl, p)
+		if err != nil {
+			_ = fl.Close()
+			return nil, fmt.Errorf("session %s: lock %s: %w", id, p, err)
+		}
+		if same {
+			return &Lock{fl: fl}, nil
+		}
+		_ = fl.Close()
+		if try >= maxLockTries {
+			return nil, fmt.Errorf("session %s: %w (lock %s keeps being replaced)", id, sessionlog.ErrInUse, p)
+		}
+	}
+}
+
+// lockedCurrent reports whether the file fl locked is still the one at path
+// p (not removed, nor replaced, by the holder it waited for).
+func lockedCurrent(fl *flock.Flock, p string) (bool, error) {
+	held, err := fl.Stat()
+	if err != nil {
+		return false, err
+	}
+	cur, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(held, cur), nil
+}
+
+// Release removes the lock file and drops the lock. The file is removed
+// while the lock is still held, so no writer can hold a lock on it that it
+// would then lose (see Acquire). It is safe to call more than once.
 func (l *Lock) Release() error {
 	if l == nil || l.fl == nil {
 		return nil
 	}
+	rerr := os.Remove(l.fl.Path())
+	if errors.Is(rerr, fs.ErrNotExist) {
+		rerr = nil
+	}
+	if rerr != nil {
+		rerr = fmt.Errorf("remove lock file: %w", rerr)
+	}
 	err := l.fl.Close()
 	l.fl = nil
-	return err
+	return errors.Join(rerr, err)
 }
 
 // SyncDir fsyncs a directory so that a rename or create in it is durable.

@@ -3,9 +3,11 @@ package storage_test
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/reel-agent/reel/sessionlog"
@@ -172,5 +174,53 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	if err := storage.SyncDir(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("SyncDir of a missing directory succeeded")
+	}
+}
+
+// TestReleaseRemovesLockFile: a clean release leaves no lock file behind,
+// and a process still holding a lock on the removed file does not keep the
+// next writer out, nor share the session with it.
+func TestReleaseRemovesLockFile(t *testing.T) {
+	dir := t.TempDir()
+	l, err := storage.Acquire(dir, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := storage.LockPath(dir, "s")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("lock file while held: %v", err)
+	}
+	// A late opener: it opened the lock file before the release and locks
+	// it afterwards.
+	late, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("lock file after Release: %v, want it gone", err)
+	}
+	if err := syscall.Flock(int(late.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("lock the removed file: %v", err)
+	}
+	next, err := storage.Acquire(dir, "s")
+	if err != nil {
+		t.Fatalf("Acquire while only a removed lock file is locked: %v", err)
+	}
+	if _, err := storage.Acquire(dir, "s"); !errors.Is(err, sessionlog.ErrInUse) {
+		t.Fatalf("second writer: %v, want ErrInUse", err)
+	}
+	if err := next.Release(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Fatalf("files left in the state dir: %v", entries)
 	}
 }
