@@ -240,7 +240,11 @@ func matchesSome(fixtures string, filter *regexp.Regexp) error {
 	if len(dirs) == 0 {
 		return fmt.Errorf("snapshot: -run %q matches nothing: %s holds no scenario folders (folders with an input.json)", filter.String(), fixtures)
 	}
-	return fmt.Errorf("snapshot: -run %q matches none of the %d scenarios in %s (it is matched against folder names, e.g. %s)", filter.String(), len(dirs), fixtures, filepath.Base(dirs[0]))
+	which := fmt.Sprintf("matches none of the %d scenarios", len(dirs))
+	if len(dirs) == 1 {
+		which = "does not match the only scenario"
+	}
+	return fmt.Errorf("snapshot: -run %q %s in %s (it is matched against folder names, e.g. %s)", filter.String(), which, fixtures, filepath.Base(dirs[0]))
 }
 
 // showConversation prints a scenario's recorded logs as timelines, then

@@ -217,6 +217,10 @@ func badCases() []badCase {
 		{area: "fixture", name: "unknown step field", run: withFile("fx/bad/input.json", `{"steps":[{"op":"prompt","txt":"hi"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `unknown field "txt"`},
 		{area: "fixture", name: "waitForFile path escaping the cwd", run: withFile("fx/bad/input.json", `{"steps":[{"op":"waitForFile","path":"../../etc/passwd"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `steps[0].path`},
 		{area: "fixture", name: "unknown override kind", run: withFile("fx/bad/replay.override.json", `[{"kind":"explode"}]`, withFile("fx/bad/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad"))), want: `unknown override kind "explode"`},
+		{area: "cli", name: "snapshot -run matching no scenario", run: withFile("fx/ok/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "nosuchthing")), want: `-run "nosuchthing" does not match the only scenario in fx`},
+		{area: "cli", name: "snapshot --shard out of range", run: command("snapshot", "--shard", "0/3"), want: `--shard "0/3": K must be between 1 and N (3)`},
+		{area: "cli", name: "snapshot with an unknown flag", run: command("snapshot", "-x"), want: "flag provided but not defined: -x (run `reel snapshot -h` for the flags)"},
+		{area: "cli", name: "standin without a script", run: command("standin"), want: "reel standin --script FILE"},
 		{area: "fixture", name: "orphan scenario folder", run: withFile("fx/orphan/notes.txt", "x", withFile("fx/ok/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps"))), want: `fx/orphan: orphan scenario folder (no input.json)`},
 	}
 }
