@@ -106,9 +106,6 @@ func TestRunWithoutKey(t *testing.T) {
 
 			p = startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--provider", tt.provider)
 			res, _ := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
-			if !strings.Contains(p.stderr.String(), "no API key for --provider "+tt.provider) || !strings.Contains(p.stderr.String(), "set "+tt.keyVar) {
-				t.Errorf("stderr at start-up does not name %s:\n%s", tt.keyVar, p.stderr.String())
-			}
 			var init struct {
 				AuthMethods []struct{ ID, Name string } `json:"authMethods"`
 			}
@@ -135,6 +132,11 @@ func TestRunWithoutKey(t *testing.T) {
 			}
 			if code := p.finish(); code != 0 {
 				t.Fatalf("exit %d", code)
+			}
+			// Read after the exit: stderr is copied from its pipe
+			// asynchronously, and only Wait guarantees it is all there.
+			if !strings.Contains(p.stderr.String(), "no API key for --provider "+tt.provider) || !strings.Contains(p.stderr.String(), "set "+tt.keyVar) {
+				t.Errorf("stderr at start-up does not name %s:\n%s", tt.keyVar, p.stderr.String())
 			}
 			checkFramesOnly(t, p.stdoutLines())
 		})
