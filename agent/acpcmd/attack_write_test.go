@@ -25,10 +25,16 @@ func awToolCall(id, name string, args map[string]any) standin.ToolCall {
 // result the model was sent, by tool call id.
 func awRun(t *testing.T, dir, ws string, responses []standin.Response) map[string]string {
 	t.Helper()
+	return awRunIn(t, "workspace-write", dir, ws, responses)
+}
+
+// awRunIn is awRun in the given sandbox mode.
+func awRunIn(t *testing.T, mode, dir, ws string, responses []standin.Response) map[string]string {
+	t.Helper()
 	url, model := standinURL(t, &standin.Script{Responses: responses})
 	env := append(baseEnv(t), "DEEPSEEK_API_KEY=sk-reel-fake-attack")
 	p := startProc(t, dir, env, "acp", "--state-dir", filepath.Join(dir, "state"), "--session-id", "ATK",
-		"--mode", "workspace-write", "--provider", "deepseek", "--base-url", url, "--model", "standin")
+		"--mode", mode, "--provider", "deepseek", "--base-url", url, "--model", "standin")
 	p.initialize()
 	sid := p.newSession(ws)
 	if stop, _ := p.prompt(sid, "Attack the sandbox through the file tools."); stop != "end_turn" {
@@ -192,5 +198,52 @@ n=0; while [ ! -e stop ] && [ $SECONDS -lt $end ]; do ln -sfn "$out" d; ln -sfn 
 	t.Logf("%d calls wrote inside, %d were denied, %d failed otherwise: %v", ok, denied, calls-ok-denied, other)
 	if entries, err := os.ReadDir(out); err != nil || len(entries) != 2 {
 		t.Errorf("the outside directory holds %v (%v), want only a/ and victim.txt", entries, err)
+	}
+}
+
+// TestAttackWriteReadOnlyPlantedLinks is findings 2 and 3 in read-only,
+// where the model's bash cannot plant links itself: the workspace already
+// holds them (a cloned repository can), the dangling chain of finding 2 and
+// a link to an outside directory. write and edit through them are refused
+// with the read-only marker and nothing outside changes.
+func TestAttackWriteReadOnlyPlantedLinks(t *testing.T) {
+	needLandlock(t)
+	dir, ws, out := awDirs(t)
+	victim := filepath.Join(out, "victim.txt")
+	if err := os.WriteFile(victim, []byte("outside original\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{
+		filepath.Join(ws, "sub"): filepath.Join(out, "a", "b"),
+		filepath.Join(ws, "L"):   "sub/../x",
+		filepath.Join(ws, "d"):   out,
+	} {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	results := awRunIn(t, "read-only", dir, ws, []standin.Response{
+		{ToolCalls: []standin.ToolCall{
+			awToolCall("w_chain", "write", map[string]any{"file_path": "L", "content": "pwned\n"}),
+			awToolCall("e_chain", "edit", map[string]any{"file_path": "L", "old_string": "a", "new_string": "b"}),
+			awToolCall("w_dir", "write", map[string]any{"file_path": "d/victim.txt", "content": "pwned\n"}),
+			awToolCall("e_dir", "edit", map[string]any{"file_path": "d/victim.txt", "old_string": "outside", "new_string": "pwned"}),
+			awToolCall("bash", "bash", map[string]any{"command": "echo pwned > d/victim.txt; echo pwned > L; echo tried"}),
+		}},
+		{Text: "done"},
+	})
+	for _, id := range []string{"w_chain", "e_chain", "w_dir", "e_dir"} {
+		if r := results[id]; !strings.Contains(r, "[sandbox denied: mode read-only]") {
+			t.Errorf("%s: result %q, want the read-only denial", id, r)
+		}
+	}
+	if r := results["bash"]; !strings.Contains(r, "tried") {
+		t.Errorf("the bash attack did not run: %q", r)
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "outside original\n" {
+		t.Errorf("ESCAPE: the outside victim holds %q (%v)", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(out, "a", "x")); err == nil {
+		t.Errorf("ESCAPE: the dangling chain created %s", filepath.Join(out, "a", "x"))
 	}
 }
