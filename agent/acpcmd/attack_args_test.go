@@ -3,6 +3,7 @@ package acpcmd_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,4 +233,29 @@ func jsonArgs(t *testing.T, v map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// filesHolding walks dir and returns how many regular files it read and
+// the paths of those whose bytes leak reports (a key left behind in a log,
+// a lock, a spill file, the workspace).
+func filesHolding(t *testing.T, dir string, leak func([]byte) bool) (seen int, leaked []string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		seen++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if leak(b) {
+			leaked = append(leaked, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen, leaked
 }

@@ -2,7 +2,6 @@ package acpcmd_test
 
 import (
 	"encoding/base64"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,18 +73,8 @@ echo HUNT-FINISHED`
 					}
 				}
 			}
-			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || !d.Type().IsRegular() {
-					return err
-				}
-				b, err := os.ReadFile(path)
-				if err == nil && strings.Contains(string(b), key) {
-					t.Errorf("%s holds the key", path)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+			if _, leaked := filesHolding(t, dir, func(b []byte) bool { return strings.Contains(string(b), key) }); len(leaked) > 0 {
+				t.Errorf("files hold the key: %v", leaked)
 			}
 		})
 	}

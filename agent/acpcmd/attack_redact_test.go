@@ -3,7 +3,6 @@ package acpcmd_test
 import (
 	"encoding/base64"
 	"fmt"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -215,23 +214,10 @@ func TestAttackRedactEncodedKey(t *testing.T) {
 	if keyLeaks(stderr, k) {
 		t.Errorf("stderr holds the key:\n%s", stderr)
 	}
-	seen := 0
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		seen++
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if keyLeaks(string(b), k) {
-			t.Errorf("%s holds the key:\n%s", path, b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	seen, leaked := filesHolding(t, dir, func(b []byte) bool { return keyLeaks(string(b), k) })
+	for _, path := range leaked {
+		b, _ := os.ReadFile(path)
+		t.Errorf("%s holds the key:\n%s", path, b)
 	}
 	if seen == 0 {
 		t.Error("no files were written under the run's directory")

@@ -2,7 +2,6 @@ package acpcmd_test
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,40 +9,9 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/internal/ptytest"
 )
-
-// openPTY returns a new pseudo-terminal's master and slave and the slave's
-// path; what is written to the master is drained.
-func openPTY(t *testing.T) (master, slave *os.File, path string) {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no pseudo-terminals (/dev/ptmx: %v): the terminal attack cannot be tested", err)
-		}
-		t.Skipf("!!! SKIPPED LOUDLY: no pseudo-terminals (/dev/ptmx: %v)", err)
-	}
-	master = os.NewFile(uintptr(fd), "/dev/ptmx")
-	t.Cleanup(func() { _ = master.Close() })
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("ptsname: %v", err)
-	}
-	path = fmt.Sprintf("/dev/pts/%d", n)
-	slave, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = slave.Close() })
-	go func() { _, _ = io.Copy(io.Discard, master) }()
-	return master, slave, path
-}
 
 // tiocsti is a perl one-liner that opens path and pushes a byte into it as
 // terminal input, printing PUSHED-<label> when the kernel took it.
@@ -60,7 +28,7 @@ func tiocsti(path, label string) string {
 // terminal's /dev/pts path — it fails in both confining modes.
 func TestAttackNoTerminalInjection(t *testing.T) {
 	needLandlock(t)
-	_, slave, ptsPath := openPTY(t)
+	_, slave, ptsPath := ptytest.Open(t)
 	control, err := exec.Command("bash", "-c", tiocsti(ptsPath, "control")).CombinedOutput()
 	if err != nil || !strings.Contains(string(control), "PUSHED-control") {
 		t.Fatalf("control: pushing into %s from the test failed (%v): %s — the attack is not real here", ptsPath, err, control)

@@ -1,7 +1,6 @@
 package acpcmd_test
 
 import (
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -143,23 +142,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 			}
 			// No file left behind holds the key: logs, locks, spill files,
 			// the workspace.
-			seen := 0
-			err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() {
-					return err
-				}
-				seen++
-				b, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				if strings.Contains(string(b), key) {
-					t.Errorf("%s holds the key", path)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
+			seen, leaked := filesHolding(t, dir, func(b []byte) bool { return strings.Contains(string(b), key) })
+			for _, path := range leaked {
+				t.Errorf("%s holds the key", path)
 			}
 			if seen < 2 {
 				t.Errorf("scanned %d files, want at least the two logs", seen)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -19,9 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/internal/ptytest"
 )
 
 // escapeCase is an attempt by a command to change something outside the
@@ -653,34 +651,6 @@ func TestSupervisorExitStatus(t *testing.T) {
 	}
 }
 
-// openPty opens a new pseudo-terminal and returns its master and slave and
-// the slave's path.
-func openPty(t *testing.T) (master, slave *os.File, path string) {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("!!! SKIPPED LOUDLY: no pseudo-terminals here (/dev/ptmx: %v); the controlling-terminal attack is not tested", err)
-	}
-	master = os.NewFile(uintptr(fd), "/dev/ptmx")
-	t.Cleanup(func() { _ = master.Close() })
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlockpt: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("ptsname: %v", err)
-	}
-	path = fmt.Sprintf("/dev/pts/%d", n)
-	slave, err = os.OpenFile(path, os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = slave.Close() })
-	// Drain what the attacks push, so the terminal never fills.
-	go func() { _, _ = io.Copy(io.Discard, master) }()
-	return master, slave, path
-}
-
 // withTerminal makes slave the controlling terminal of cmd, which starts a
 // session of its own.
 func withTerminal(cmd *exec.Cmd, slave *os.File) {
@@ -700,7 +670,7 @@ func tiocsti(open, path string) string {
 // terminal it opens by path.
 func TestNoControllingTerminal(t *testing.T) {
 	abi := requireLandlock(t)
-	_, slave, slavePath := openPty(t)
+	_, slave, slavePath := ptytest.Open(t)
 	devTTY := tiocsti("+<", "/dev/tty")
 
 	// The attack is real: a process of the terminal's session pushes.
