@@ -8,8 +8,6 @@ import (
 	"io"
 	"strings"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -51,9 +49,6 @@ func ChainPreSteps(hooks ...PreStep) PreStep {
 	}
 }
 
-// compactCommand is the slash command that compacts on demand.
-const compactCommand = "/compact"
-
 // Compaction defaults.
 const (
 	// defaultContextWindow is the window (tokens) assumed when neither the
@@ -68,14 +63,14 @@ const (
 )
 
 // contextWindow is the configured window, else a per-model default.
-func (srv *Server) contextWindow() int {
-	if srv.cfg.ContextWindow > 0 {
-		return srv.cfg.ContextWindow
+func (e *Engine) contextWindow() int {
+	if e.cfg.ContextWindow > 0 {
+		return e.cfg.ContextWindow
 	}
 	switch {
-	case strings.HasPrefix(srv.cfg.Model, "deepseek"):
+	case strings.HasPrefix(e.cfg.Model, "deepseek"):
 		return 64000
-	case strings.HasPrefix(srv.cfg.Model, "gpt-4.1"):
+	case strings.HasPrefix(e.cfg.Model, "gpt-4.1"):
 		return 1000000
 	}
 	return defaultContextWindow
@@ -93,12 +88,11 @@ func estimateTokens(req sessionlog.Request, h sessionlog.RequestHeader) int {
 // pressureHook is the automatic compaction: when the next request would
 // exceed the configured share of the context window, it first trims large
 // old tool results, then, if still needed, summarizes the oldest history.
-func (srv *Server) pressureHook(s *session) PreStep {
+func (e *Engine) pressureHook(s *Session) PreStep {
 	return func(ctx context.Context, info StepInfo) (PreStepResult, error) {
-		limit := int(float64(srv.contextWindow()) * pressureShare)
+		limit := int(float64(e.contextWindow()) * pressureShare)
 		over := func() bool {
-			mode, approval := s.mode(srv.cfg.Mode), s.approval(srv.cfg.Approval)
-			h := srv.assembleHeader(s.cwd, mode, approval)
+			h := e.assembleHeader(s.cwd, s.Mode(), s.approval())
 			s.mu.Lock()
 			req := s.log.Log().CurrentRequest()
 			s.mu.Unlock()
@@ -107,14 +101,14 @@ func (srv *Server) pressureHook(s *session) PreStep {
 		if !over() {
 			return PreStepResult{}, nil
 		}
-		trimmed, err := srv.trimToolResults(ctx, s)
+		trimmed, err := e.trimToolResults(ctx, s)
 		if err != nil {
 			return PreStepResult{}, err
 		}
 		if trimmed > 0 && !over() {
 			return PreStepResult{NewSeries: true}, nil
 		}
-		done, err := srv.compact(ctx, s, info.Turn, info.Step, "auto")
+		done, err := e.compact(ctx, s, info.Turn, info.Step, "auto")
 		return PreStepResult{NewSeries: done || trimmed > 0}, err
 	}
 }
@@ -122,7 +116,7 @@ func (srv *Server) pressureHook(s *session) PreStep {
 // trimToolResults replaces large tool results outside the most recent turn
 // with a short note, one single-entry replace each (every data field but the
 // content is kept). It returns how many it trimmed.
-func (srv *Server) trimToolResults(ctx context.Context, s *session) (int, error) {
+func (e *Engine) trimToolResults(ctx context.Context, s *Session) (int, error) {
 	s.mu.Lock()
 	lg := s.log.Log()
 	seqs := append([]int(nil), lg.Surface().Seqs()...)
@@ -144,7 +138,7 @@ func (srv *Server) trimToolResults(ctx context.Context, s *session) (int, error)
 		if err != nil {
 			return n, err
 		}
-		if _, err := s.emit(ctx, srv.now(), sessionlog.TypeToolResult, data,
+		if _, err := s.emit(ctx, e.now(), sessionlog.TypeToolResult, data,
 			sessionlog.ReplaceOp(todo[i].Seq, todo[i].Seq), []int{todo[i].Seq}); err != nil {
 			return n, err
 		}
@@ -266,7 +260,7 @@ const compactionSystem = "You summarize a coding session so it can continue with
 // compaction/start, compaction/summary (the model call, marked as a local
 // stream call so replay serves it from the log), the replacing
 // user/message and compaction/end. It reports whether it replaced anything.
-func (srv *Server) compact(ctx context.Context, s *session, turn, step int, reason string) (bool, error) {
+func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason string) (bool, error) {
 	s.mu.Lock()
 	lg := s.log.Log()
 	seqs := append([]int(nil), lg.Surface().Seqs()...)
@@ -284,11 +278,11 @@ func (srv *Server) compact(ctx context.Context, s *session, turn, step int, reas
 	}
 	s.mu.Unlock()
 	if cut < 2 {
-		srv.log.Info("nothing to compact", "session", s.id, "reason", reason)
+		e.log.Info("nothing to compact", "session", s.id, "reason", reason)
 		return false, nil
 	}
 	shadowed := seqs[:cut]
-	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeCompactionStart, jsonObject(
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, jsonObject(
 		"turn", turn, "step", step, "reason", reason,
 		"start", shadowed[0], "end", shadowed[len(shadowed)-1], "messages", len(shadowed),
 	), nil, nil); err != nil {
@@ -298,31 +292,31 @@ func (srv *Server) compact(ctx context.Context, s *session, turn, step int, reas
 		"content", jsonArray([][]byte{jsonObject("type", "text", "text", "Summarize the conversation above for the continuation of this session.")}),
 		"role", "user",
 	))
-	req := llm.Request{Provider: srv.cfg.Provider, Model: srv.cfg.Model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
-	text, output, usage, err := srv.summaryCall(ctx, s, req)
+	req := llm.Request{Provider: e.cfg.Provider, Model: e.cfg.Model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
+	text, output, usage, err := e.summaryCall(ctx, s, req)
 	if err != nil {
-		_, _ = s.emit(context.WithoutCancel(ctx), srv.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", false, "error", err.Error()), nil, nil)
+		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", false, "error", err.Error()), nil, nil)
 		return false, fmt.Errorf("compaction summary: %w", err)
 	}
-	kv := []any{"provider", srv.cfg.Provider, "model", srv.cfg.Model, "maxTokens", summaryMaxTokens, "rawOutput", output}
+	kv := []any{"provider", e.cfg.Provider, "model", e.cfg.Model, "maxTokens", summaryMaxTokens, "rawOutput", output}
 	if usage != nil {
 		kv = append(kv, "usage", usage)
 	}
 	kv = append(kv, "llmStreamCall", true)
-	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeCompactionSum, jsonObject(kv...), nil, nil); err != nil {
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionSum, jsonObject(kv...), nil, nil); err != nil {
 		return false, err
 	}
 	summary := jsonObject(
 		"content", jsonArray([][]byte{jsonObject("type", "text", "text", "Summary of the earlier conversation (compacted):\n\n"+text)}),
 		"source", jsonObject("kind", "compaction"),
 		"role", "user",
-		"id", srv.newID(),
+		"id", e.newID(),
 	)
-	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeUserMessage, summary,
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeUserMessage, summary,
 		sessionlog.ReplaceOp(shadowed[0], shadowed[len(shadowed)-1]), shadowed); err != nil {
 		return false, err
 	}
-	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", true), nil, nil); err != nil {
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", true), nil, nil); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
@@ -336,7 +330,7 @@ const summaryMaxTokens = 4096
 
 // summaryCall streams the summary model call and returns its text, its
 // output blocks (as raw JSON) and its usage.
-func (srv *Server) summaryCall(ctx context.Context, s *session, req llm.Request) (string, []byte, json.RawMessage, error) {
+func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (string, []byte, json.RawMessage, error) {
 	if err := s.checkpoint(ctx); err != nil {
 		return "", nil, nil, err
 	}
@@ -389,54 +383,20 @@ func (srv *Server) summaryCall(ctx context.Context, s *session, req llm.Request)
 	return text.String(), jsonArray(parts), usage, nil
 }
 
-// runCompactCommand handles a /compact prompt: it compacts now, in its own
-// turn, and reports the result as agent text.
-func (srv *Server) runCompactCommand(ctx context.Context, s *session) (acp.StopReason, error) {
-	turn := s.lastTurn() + 1
-	if _, err := s.emit(ctx, srv.now(), sessionlog.TypeTurnStart, jsonObject("turn", turn), nil, nil); err != nil {
-		return "", err
-	}
-	done, err := srv.compact(ctx, s, turn, 0, "manual")
-	end := endWith(sessionlog.EndCompleted, acp.StopReasonEndTurn)
-	msg := "Nothing to compact yet."
+// compactCommand handles a /compact prompt: it compacts now, in the turn
+// the prompt opened, and reports the result as agent text.
+func (r *run) compactCommand(ctx context.Context) turnEnd {
+	done, err := r.e.compact(ctx, r.s, r.turn, 0, "manual")
 	switch {
 	case err != nil && ctx.Err() != nil:
-		end = turnEnd{reason: jsonObject("kind", sessionlog.EndAborted, "reason", jsonObject("kind", "user")), stop: acp.StopReasonCancelled}
-		msg = ""
+		return aborted()
 	case err != nil:
-		end = turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", err.Error(), "code", "COMPACTION")),
-			err: acp.NewInternalError(map[string]any{"error": "compaction failed: " + err.Error()})}
-		msg = ""
+		return turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", err.Error(), "code", "COMPACTION")),
+			err: fmt.Errorf("compaction failed: %w", err)}
 	case done:
-		msg = "Compacted the earlier conversation into a summary; the next request starts a new series."
+		r.c.Updates.Text(ctx, "Compacted the earlier conversation into a summary; the next request starts a new series.")
+	default:
+		r.c.Updates.Text(ctx, "Nothing to compact yet.")
 	}
-	if msg != "" {
-		srv.notify(ctx, s, acp.UpdateAgentMessageText(msg))
-	}
-	wctx := context.WithoutCancel(ctx)
-	if _, err := s.emit(wctx, srv.now(), sessionlog.TypeTurnEnd, jsonObject("turn", turn, "reason", end.reason), nil, nil); err != nil {
-		return "", err
-	}
-	if err := s.checkpoint(wctx); err != nil {
-		return "", err
-	}
-	if end.err != nil {
-		return "", end.err
-	}
-	return end.stop, nil
-}
-
-// isCompactPrompt reports whether a prompt is the /compact command.
-func isCompactPrompt(prompt []acp.ContentBlock) bool {
-	return len(prompt) == 1 && prompt[0].Text != nil && strings.TrimSpace(prompt[0].Text.Text) == compactCommand
-}
-
-// availableCommands is the available_commands_update reel sends.
-func availableCommands() acp.SessionUpdate {
-	return acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{
-		AvailableCommands: []acp.AvailableCommand{{
-			Name:        strings.TrimPrefix(compactCommand, "/"),
-			Description: "Summarize the earlier conversation to free context (the log keeps everything).",
-		}},
-	}}
+	return endWith(sessionlog.EndCompleted, StopEndTurn)
 }

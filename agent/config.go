@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -23,22 +24,20 @@ type SharedModels struct{ Provider llm.Provider }
 // ForSession implements Models.
 func (m SharedModels) ForSession(int, string, int) (llm.Provider, error) { return m.Provider, nil }
 
-// Sandbox confines tool effects for a mode. The agent asks it for the tool
+// Sandbox confines tool effects for a mode. The engine asks it for the tool
 // environment hooks of each call.
 type Sandbox interface {
 	// Hooks returns the write guard and the command wrapper for bash under
 	// mode, rooted at cwd. A nil CommandFunc runs bash unconfined.
-	Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc)
+	Hooks(mode sandbox.Mode, cwd string) (tools.Guard, tools.CommandFunc)
 	// Describe says, for the system prompt, what mode allows.
-	Describe(mode string) string
+	Describe(mode sandbox.Mode) string
 	// Annotate marks a tool result whose failure the sandbox caused.
-	Annotate(mode, tool string, res tools.Result) tools.Result
+	Annotate(mode sandbox.Mode, tool string, res tools.Result) tools.Result
 }
 
-// Config configures a Server.
+// Config configures an Engine.
 type Config struct {
-	// Version is reported in initialize's agentInfo.
-	Version string
 	// Store persists session logs.
 	Store sessionlog.Store
 	// Models provides each session's model.
@@ -48,7 +47,7 @@ type Config struct {
 	// MaxTokens caps each model response (0: provider default).
 	MaxTokens int
 	// Mode is the default sandbox mode for new sessions.
-	Mode string
+	Mode sandbox.Mode
 	// Approval is the approval policy: "on-request" (default) or "never".
 	Approval string
 	// Sandbox confines tools; nil runs them unconfined in every mode.
@@ -68,19 +67,9 @@ type Config struct {
 	// RetryDelay is the first backoff before retrying a retryable model
 	// failure (doubling per retry); 0 retries at once (replay).
 	RetryDelay time.Duration
-	// WriteTimeout bounds the write of one frame to the client; a client
-	// that does not take a frame within it is treated as gone (0:
-	// DefaultWriteTimeout).
-	WriteTimeout time.Duration
-	// MissingKey, when set, names the environment variable the model key
-	// should come from, which is unset: initialize advertises it as the auth
-	// method, and session/new, session/prompt and authenticate fail with the
-	// ACP auth-required error naming it (session/load and session/list still
-	// work, so the history stays readable).
-	MissingKey string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// FirstSessionID, when set, is the id of the first session/new (so a
+	// FirstSessionID, when set, is the id of the first new session (so a
 	// script can address it without parsing the response).
 	FirstSessionID string
 	// Now and NewID are the clock and id source (tests may fix them).

@@ -1,5 +1,11 @@
-// Package agent is reel's ACP agent: it maps the Agent Client Protocol onto
-// sessions whose every turn is written through the session log.
+// Package agent is reel's turn engine: it owns sessions and their logs, the
+// turn/step loop, tool runs and their approval, compaction and background
+// jobs. It knows nothing of the Agent Client Protocol: a session reports
+// what a turn does through the small [Updates] interface and asks for
+// escalations through [Approver], both supplied per prompt in a [Client].
+// The ACP adapter (package agent/acpserver) implements them with
+// session/update and session/request_permission; a subagent's parent can
+// implement them with its own tool call.
 //
 // A prompt opens turn/start. Each step writes step/start, the entered
 // user/messages, the request/header the step owes (initial, resume, change,
@@ -11,6 +17,5 @@
 // durable before each model call, before each tool runs, after each step
 // and at turn end.
 //
-// stdout carries protocol frames only; diagnostics go to the injected
-// *slog.Logger (stderr in reel acp).
+// Diagnostics go to the injected *slog.Logger (stderr in reel acp).
 package agent

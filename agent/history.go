@@ -4,38 +4,33 @@ import (
 	"context"
 	"encoding/json"
 
-	acp "github.com/coder/acp-go-sdk"
-
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
-// streamHistory replays a loaded session's conversation to the client as
-// session/update notifications, in log order: user messages, thoughts,
-// agent text, tool calls with their final status and output.
-func (srv *Server) streamHistory(ctx context.Context, s *session) {
+// History replays the session's conversation to u in log order, the way a
+// live turn reported it: user messages, thoughts, answer text, tool calls
+// with their final status and output.
+func (s *Session) History(ctx context.Context, u Updates) {
 	s.mu.Lock()
 	events := s.log.Log().Events()
 	s.mu.Unlock()
-	calls := map[string]*sessionlog.ToolCallData{}
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
 		case sessionlog.TypeUserMessage:
-			m := parsed(e)
-			for _, p := range m.Content {
+			for _, p := range parsed(e).Content {
 				if p.Type == "text" {
-					srv.notify(ctx, s, acp.UpdateUserMessageText(p.Text))
+					u.UserText(ctx, p.Text)
 				}
 			}
 		case sessionlog.TypeAssistantMessage:
-			m := parsed(e)
-			for _, p := range m.Content {
+			for _, p := range parsed(e).Content {
 				switch p.Type {
 				case "reasoning":
-					srv.notify(ctx, s, acp.UpdateAgentThoughtText(p.Text))
+					u.Thought(ctx, p.Text)
 				case "text":
-					srv.notify(ctx, s, acp.UpdateAgentMessageText(p.Text))
+					u.Text(ctx, p.Text)
 				}
 			}
 		case sessionlog.TypeToolCall:
@@ -43,16 +38,11 @@ func (srv *Server) streamHistory(ctx context.Context, s *session) {
 			if err != nil {
 				continue
 			}
-			calls[d.CallID] = &d
-			title, kind, locs := tools.Describe(d.Name, json.RawMessage(d.Arguments))
-			srv.notify(ctx, s, acp.StartToolCall(acp.ToolCallId(d.CallID), title,
-				acp.WithStartKind(acp.ToolKind(kind)),
-				acp.WithStartStatus(acp.ToolCallStatusPending),
-				acp.WithStartLocations(acpLocations(locs)),
-				acp.WithStartRawInput(json.RawMessage(d.Arguments))))
+			call := ToolCall{ID: d.CallID, Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
+			call.Title, call.Kind, call.Locations = tools.Describe(d.Name, call.Arguments)
+			u.ToolStart(ctx, call)
 		case sessionlog.TypeToolResult:
-			m := parsed(e)
-			for _, p := range m.Content {
+			for _, p := range parsed(e).Content {
 				if p.Type != "tool-result" {
 					continue
 				}
@@ -60,13 +50,7 @@ func (srv *Server) streamHistory(ctx context.Context, s *session) {
 				for _, c := range p.Content {
 					text += c.Text
 				}
-				status := acp.ToolCallStatusCompleted
-				if p.IsError {
-					status = acp.ToolCallStatusFailed
-				}
-				srv.notify(ctx, s, acp.UpdateToolCall(acp.ToolCallId(p.ToolCallID),
-					acp.WithUpdateStatus(status),
-					acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(text))})))
+				u.ToolEnd(ctx, p.ToolCallID, tools.Result{Text: text, IsError: p.IsError})
 			}
 		}
 	}

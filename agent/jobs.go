@@ -3,6 +3,7 @@ package agent
 import (
 	"sync"
 
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 )
 
@@ -21,18 +22,18 @@ type jobs struct {
 
 // job is one running background process tree.
 type job struct {
-	mode string
+	mode sandbox.Mode
 	stop func()
 }
 
 // owner returns the tools.ProcessOwner that registers jobs started under
 // mode.
-func (j *jobs) owner(mode string) tools.ProcessOwner { return jobOwner{j, mode} }
+func (j *jobs) owner(mode sandbox.Mode) tools.ProcessOwner { return jobOwner{j, mode} }
 
 // jobOwner is a session's job set seen from calls under one mode.
 type jobOwner struct {
 	j    *jobs
-	mode string
+	mode sandbox.Mode
 }
 
 // Own implements tools.ProcessOwner.
@@ -55,7 +56,7 @@ func (o jobOwner) Own(stop func()) (release func()) {
 
 // stopWhere stops (and forgets) every job whose mode matches, waiting for
 // each tree to end, and returns how many it stopped.
-func (j *jobs) stopWhere(match func(mode string) bool) int {
+func (j *jobs) stopWhere(match func(mode sandbox.Mode) bool) int {
 	j.mu.Lock()
 	var stops []func()
 	for id, jb := range j.live {
@@ -74,9 +75,9 @@ func (j *jobs) stopWhere(match func(mode string) bool) int {
 }
 
 // stopAll stops every job.
-func (j *jobs) stopAll() int { return j.stopWhere(func(string) bool { return true }) }
+func (j *jobs) stopAll() int { return j.stopWhere(func(sandbox.Mode) bool { return true }) }
 
 // stopWiderThan stops the jobs started under a mode wider than mode.
-func (j *jobs) stopWiderThan(mode string) int {
-	return j.stopWhere(func(m string) bool { return modeRank(m) > modeRank(mode) })
+func (j *jobs) stopWiderThan(mode sandbox.Mode) int {
+	return j.stopWhere(func(m sandbox.Mode) bool { return m.Wider(mode) })
 }

@@ -8,15 +8,17 @@ import (
 	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
-// session is one live ACP session: its write-through log, its model and the
-// state of its loop instance.
-type session struct {
+// Session is one live session: its write-through log, its model and the
+// state of its loop instance. Its methods are safe for concurrent use; one
+// prompt runs at a time.
+type Session struct {
+	eng      *Engine
 	id       string
-	index    int
 	cwd      string
 	provider llm.Provider
 
@@ -32,7 +34,8 @@ type session struct {
 	closed    bool
 	// curMode and curApproval track the last sandbox/mode and
 	// approval/policy events ("" until one is logged).
-	curMode, curApproval string
+	curMode     sandbox.Mode
+	curApproval string
 
 	// jobs are the session's background processes.
 	jobs jobs
@@ -40,15 +43,21 @@ type session struct {
 	spill *tools.SpillBudget
 }
 
+// ID is the session's id.
+func (s *Session) ID() string { return s.id }
+
+// Cwd is the session's working directory.
+func (s *Session) Cwd() string { return s.cwd }
+
 // emit appends one event built from typ, data and surface fields, stamping
-// seq and time. It is the only way the agent writes to a log.
-func (s *session) emit(ctx context.Context, now int64, typ string, data []byte, op *sessionlog.SurfaceOp, sources []int) (int, error) {
+// seq and time. It is the only way the engine writes to a log.
+func (s *Session) emit(ctx context.Context, now int64, typ string, data []byte, op *sessionlog.SurfaceOp, sources []int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.emitLocked(ctx, now, typ, data, op, sources)
 }
 
-func (s *session) emitLocked(ctx context.Context, now int64, typ string, data []byte, op *sessionlog.SurfaceOp, sources []int) (int, error) {
+func (s *Session) emitLocked(ctx context.Context, now int64, typ string, data []byte, op *sessionlog.SurfaceOp, sources []int) (int, error) {
 	if s.closed {
 		return 0, fmt.Errorf("session %s is closed", s.id)
 	}
@@ -62,7 +71,7 @@ func (s *session) emitLocked(ctx context.Context, now int64, typ string, data []
 }
 
 // checkpoint makes the log durable.
-func (s *session) checkpoint(ctx context.Context) error {
+func (s *Session) checkpoint(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.log.Checkpoint(ctx); err != nil {
@@ -73,11 +82,11 @@ func (s *session) checkpoint(ctx context.Context) error {
 
 // track keeps the effective mode and approval policy current as events
 // are appended (and, through catchUp, for a loaded log).
-func (s *session) track(e *sessionlog.Event) {
+func (s *Session) track(e *sessionlog.Event) {
 	switch e.Type {
 	case sessionlog.TypeSandboxMode:
 		if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil && d.Mode != "" {
-			s.curMode = d.Mode
+			s.curMode = sandbox.Mode(d.Mode)
 		}
 	case sessionlog.TypeApprovalPolicy:
 		if d, err := sessionlog.DecodeData[sessionlog.ApprovalPolicyData](e); err == nil && d.Policy != "" {
@@ -87,35 +96,57 @@ func (s *session) track(e *sessionlog.Event) {
 }
 
 // catchUp reads the mode and policy of a loaded log.
-func (s *session) catchUp() {
+func (s *Session) catchUp() {
 	evs := s.log.Log().Events()
 	for i := range evs {
 		s.track(&evs[i])
 	}
 }
 
-// mode returns the effective sandbox mode: the last sandbox/mode event, else def.
-func (s *session) mode(def string) string {
+// Mode returns the effective sandbox mode: the last sandbox/mode event,
+// else the engine's default.
+func (s *Session) Mode() sandbox.Mode {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.curMode != "" {
 		return s.curMode
 	}
-	return def
+	return s.eng.cfg.Mode
 }
 
 // approval returns the effective approval policy.
-func (s *session) approval(def string) string {
+func (s *Session) approval() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.curApproval != "" {
 		return s.curApproval
 	}
-	return def
+	return s.eng.cfg.Approval
+}
+
+// SetMode switches the session's sandbox mode from its next step on: it
+// logs sandbox/mode (source "client"), makes it durable, and stops the
+// background jobs started under a wider mode.
+func (s *Session) SetMode(ctx context.Context, mode string) error {
+	if !sandbox.ValidMode(mode) {
+		return invalid(fmt.Sprintf("unknown mode %q (want %s)", mode, sandbox.ModeNames))
+	}
+	if _, err := s.emit(ctx, s.eng.now(), sessionlog.TypeSandboxMode, jsonObject("mode", mode, "source", "client"), nil, nil); err != nil {
+		return err
+	}
+	if err := s.checkpoint(ctx); err != nil {
+		return err
+	}
+	// A job started under a wider mode (an approved escalation) must not
+	// keep its rights after the client narrowed the session.
+	if n := s.jobs.stopWiderThan(sandbox.Mode(mode)); n > 0 {
+		s.eng.log.Info("stopped background jobs started under a wider mode", "session", s.id, "mode", mode, "jobs", n)
+	}
+	return nil
 }
 
 // lastTurn is the highest turn number in the log.
-func (s *session) lastTurn() int {
+func (s *Session) lastTurn() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	evs := s.log.Log().Events()
@@ -126,6 +157,45 @@ func (s *session) lastTurn() int {
 		}
 	}
 	return 0
+}
+
+// begin marks the session busy with a prompt; end clears it.
+func (s *Session) begin() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return invalid(fmt.Sprintf("session %s is closed", s.id))
+	case s.busy:
+		return busy(fmt.Sprintf("session %s is busy with another prompt; cancel it or wait", s.id))
+	}
+	s.busy = true
+	return nil
+}
+
+func (s *Session) end() {
+	s.mu.Lock()
+	s.busy = false
+	s.mu.Unlock()
+}
+
+// close stops the session's jobs and closes its log. With refuseBusy, a
+// session running a prompt is left alone (ErrBusy).
+func (s *Session) close(refuseBusy bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if refuseBusy && s.busy {
+		return busy(fmt.Sprintf("session %s is busy; cancel the prompt first", s.id))
+	}
+	s.jobs.stopAll()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.log.Close(); err != nil {
+		return fmt.Errorf("session %s: close: %w", s.id, err)
+	}
+	return nil
 }
 
 // jsonObject builds a compact JSON object from ordered key/value pairs; a

@@ -26,8 +26,9 @@ func (panicTool) Run(_ context.Context, _ *tools.Env, raw json.RawMessage) (tool
 // result naming the tool, and the process (every other session) lives on.
 func TestToolPanicIsTheCallsError(t *testing.T) {
 	var logs strings.Builder
-	srv := &Server{log: slog.New(slog.NewTextHandler(&logs, nil))}
-	res, err := srv.runContained(context.Background(), &session{id: "s1"}, panicTool{}, &tools.Env{Cwd: t.TempDir()}, nil)
+	e := &Engine{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	r := &run{e: e, s: &Session{eng: e, id: "s1"}}
+	res, err := r.runContained(context.Background(), panicTool{}, &tools.Env{Cwd: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatalf("error %v, want an error result", err)
 	}

@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/acpserver"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/sqlite"
@@ -128,7 +130,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.BaseURL, "base-url", env.Getenv("REEL_BASE_URL"), "OpenAI-compatible base URL ($REEL_BASE_URL; default per provider)")
 	fs.Var((*multiFlag)(&o.Replay), "replay", "serve model calls from the recorded session `LOG` instead of a provider (repeat: one per session, in order)")
 	fs.StringVar(&o.ReplayOverride, "replay-override", "", "replay.override.json for the first --replay log")
-	fs.StringVar(&o.Mode, "mode", agent.ModeWorkspaceWrite, "default sandbox mode: read-only, workspace-write, danger-full-access")
+	fs.StringVar(&o.Mode, "mode", string(sandbox.WorkspaceWrite), "default sandbox mode: read-only, workspace-write, danger-full-access")
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
@@ -136,7 +138,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "model context window in tokens; compaction starts at 80% (0: per-model default)")
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
 	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
-	fs.DurationVar(&o.WriteTimeout, "write-timeout", agent.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
+	fs.DurationVar(&o.WriteTimeout, "write-timeout", acpserver.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
 	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
 	// The flag package prints nothing itself: a mistake is one line on
 	// stderr (from main), and -h is the help, on stdout, with exit 0.
@@ -155,7 +157,7 @@ func parse(args []string, env IO) (Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: reel acp takes no arguments (got %q)", ErrUsage, fs.Args())
 	}
-	if !agent.ValidMode(o.Mode) {
+	if !sandbox.ValidMode(o.Mode) {
 		return o, fmt.Errorf("%w: --mode %q: want read-only, workspace-write or danger-full-access", ErrUsage, o.Mode)
 	}
 	if o.Approval != agent.ApprovalOnRequest && o.Approval != agent.ApprovalNever {
@@ -233,11 +235,12 @@ func Run(ctx context.Context, args []string, env IO) error {
 	}
 	defer store.Close()
 	cfg := agent.Config{
-		Version: Version, Store: store, Mode: o.Mode, Approval: o.Approval,
+		Store: store, Mode: sandbox.Mode(o.Mode), Approval: o.Approval,
 		Invariant: o.Invariant, Logger: log, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
-		ContextWindow: o.ContextWindow, WriteTimeout: o.WriteTimeout,
-		SpillDir: filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		ContextWindow: o.ContextWindow,
+		SpillDir:      filepath.Join(filepath.Dir(o.StateDir), "spill"),
 	}
+	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
 	if len(o.Replay) > 0 {
 		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)
 		if err != nil {
@@ -265,7 +268,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 				o.Provider, p.baseURL, missing)
 		}
 		cfg.Models, cfg.Provider, cfg.Model = agent.SharedModels{Provider: p.llm}, provider, model
-		cfg.MissingKey = missing
+		acfg.MissingKey = missing
 		// reel's loop is the one retry policy: maxModelRetries retries,
 		// from RetryDelay doubling, each shown to the editor.
 		cfg.RetryDelay = time.Second
@@ -278,7 +281,12 @@ func Run(ctx context.Context, args []string, env IO) error {
 	// sandbox's private temp dirs go with it.
 	defer sb.Close()
 	cfg.Sandbox = sb
-	srv, err := agent.New(cfg)
+	eng, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	acfg.Engine = eng
+	srv, err := acpserver.New(acfg)
 	if err != nil {
 		return err
 	}

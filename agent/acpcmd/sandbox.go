@@ -75,7 +75,7 @@ func (c *confinement) exposed(cwd string) string {
 // directory that contains it (say, cwd = $HOME): such a session fails
 // closed — every bash call and every file-tool write is refused with a
 // message saying what to do — and the refusal is logged loudly.
-func (c *confinement) Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc) {
+func (c *confinement) Hooks(mode sandbox.Mode, cwd string) (tools.Guard, tools.CommandFunc) {
 	if mode == sandbox.WorkspaceWrite {
 		if d := c.exposed(cwd); d != "" {
 			c.log.Error("workspace-write refused: the working directory contains reel's state; start reel with --state-dir outside it", "cwd", cwd, "state", d)
@@ -97,14 +97,14 @@ func (r refuseAll) WriteRoots(string) ([]string, error) { return nil, r.err }
 func (c *confinement) Close() error { return c.sb.Close() }
 
 // Describe implements agent.Sandbox.
-func (c *confinement) Describe(mode string) string { return c.sb.Describe(mode) }
+func (c *confinement) Describe(mode sandbox.Mode) string { return c.sb.Describe(mode) }
 
 var exitLine = regexp.MustCompile(`\[exit code (\d+)\]\s*$`)
 
 // Annotate implements agent.Sandbox: a bash result whose failure came from
 // the sandbox gets the fixed denial marker, or the unavailable marker, in
 // front, so the model can tell it from an ordinary failure.
-func (c *confinement) Annotate(mode, tool string, res tools.Result) tools.Result {
+func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result) tools.Result {
 	if tool != "bash" || !res.IsError || mode == sandbox.DangerFullAccess {
 		return res
 	}

@@ -104,8 +104,8 @@ func TestEscapesAreRealUnconfined(t *testing.T) {
 func TestEscapeSuite(t *testing.T) {
 	abi := requireLandlock(t)
 	t.Logf("Landlock ABI %d", abi)
-	for _, mode := range []string{WorkspaceWrite, ReadOnly} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Mode{WorkspaceWrite, ReadOnly} {
+		t.Run(string(mode), func(t *testing.T) {
 			for _, tc := range escapes() {
 				t.Run(tc.name, func(t *testing.T) {
 					if abi < tc.minABI {
@@ -245,8 +245,8 @@ func TestDangerFullAccessIsNotConfined(t *testing.T) {
 }
 
 func TestFailsClosedWithoutLandlock(t *testing.T) {
-	for _, mode := range []string{WorkspaceWrite, ReadOnly} {
-		t.Run(mode, func(t *testing.T) {
+	for _, mode := range []Mode{WorkspaceWrite, ReadOnly} {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			cmd := f.command(t, mode, `echo ran > "$ROOT/ran"; echo pwn > "$OUT/victim"`)
 			cmd.Env = append(cmd.Env, ForceUnavailableEnv+"=1")
@@ -254,7 +254,7 @@ func TestFailsClosedWithoutLandlock(t *testing.T) {
 			if res.code != ExitUnavailable {
 				t.Errorf("exit %d, want %d", res.code, ExitUnavailable)
 			}
-			line := "SANDBOX_UNAVAILABLE: Landlock is not available on this kernel; refusing to run unconfined in mode " + mode + "\n"
+			line := "SANDBOX_UNAVAILABLE: Landlock is not available on this kernel; refusing to run unconfined in mode " + string(mode) + "\n"
 			if res.stderr != line {
 				t.Errorf("stderr %q, want %q", res.stderr, line)
 			}
@@ -323,7 +323,7 @@ func TestThroughBashTool(t *testing.T) {
 const tokenEnv = "REEL_TREE_TOKEN"
 
 // allModes returns the modes whose commands must all end with their call.
-func allModes() []string { return []string{WorkspaceWrite, ReadOnly, DangerFullAccess} }
+func allModes() []Mode { return []Mode{WorkspaceWrite, ReadOnly, DangerFullAccess} }
 
 // treeToken returns a token unique to the test.
 func treeToken(t *testing.T) string {
@@ -388,7 +388,7 @@ func waitNoSurvivors(t *testing.T, token, when string) {
 
 // bashEnv is a tool environment running bash through the fixture's
 // Sandbox in mode, every process marked with token.
-func (f *fixture) bashEnv(t *testing.T, mode, token string) *tools.Env {
+func (f *fixture) bashEnv(t *testing.T, mode Mode, token string) *tools.Env {
 	t.Helper()
 	_, run := f.sb.Hooks(mode, f.root)
 	return &tools.Env{
@@ -449,7 +449,7 @@ func runBash(t *testing.T, ctx context.Context, env *tools.Env, args map[string]
 func TestLifetimeForeground(t *testing.T) {
 	requireLandlock(t)
 	for _, mode := range allModes() {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			for _, s := range starters() {
 				t.Run(s.name, func(t *testing.T) {
 					f := newFixture(t)
@@ -472,7 +472,7 @@ func TestLifetimeInterrupted(t *testing.T) {
 	requireLandlock(t)
 	for _, mode := range allModes() {
 		for _, how := range []string{"cancel", "timeout"} {
-			t.Run(mode+"/"+how, func(t *testing.T) {
+			t.Run(string(mode)+"/"+how, func(t *testing.T) {
 				f := newFixture(t)
 				token := treeToken(t)
 				ctx, cancel := context.WithCancel(t.Context())
@@ -535,7 +535,7 @@ func (o *lifetimeOwner) Own(stop func()) func() {
 func TestLifetimeBackgroundStopped(t *testing.T) {
 	requireLandlock(t)
 	for _, mode := range allModes() {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			token := treeToken(t)
 			env := f.bashEnv(t, mode, token)
@@ -578,10 +578,10 @@ func TestLifetimeParentKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range allModes() {
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(mode), func(t *testing.T) {
 			f := newFixture(t)
 			token := treeToken(t)
-			parent := exec.Command(exe, "sandbox-test-parent", mode, f.root, f.tempRoot, startAll()+"echo up\nsleep 1000")
+			parent := exec.Command(exe, "sandbox-test-parent", string(mode), f.root, f.tempRoot, startAll()+"echo up\nsleep 1000")
 			parent.Env = append(os.Environ(), helperEnv+"=1", tokenEnv+"="+token)
 			parent.Stderr = os.Stderr
 			out, err := parent.StdoutPipe()
@@ -629,7 +629,7 @@ func TestSupervisorExitStatus(t *testing.T) {
 	}
 	for _, mode := range allModes() {
 		for _, tc := range cases {
-			t.Run(mode+"/"+tc.script, func(t *testing.T) {
+			t.Run(string(mode)+"/"+tc.script, func(t *testing.T) {
 				f := newFixture(t)
 				cmd := f.command(t, mode, tc.script)
 				cmd.ExtraFiles = append(cmd.ExtraFiles, os.Stdin) // an unrelated inherited fd
@@ -681,7 +681,7 @@ func TestNoControllingTerminal(t *testing.T) {
 	}
 
 	for _, mode := range allModes() {
-		t.Run(mode+"/dev/tty", func(t *testing.T) {
+		t.Run(string(mode)+"/dev/tty", func(t *testing.T) {
 			f := newFixture(t)
 			cmd := f.command(t, mode, devTTY)
 			withTerminal(cmd, slave)
@@ -693,7 +693,7 @@ func TestNoControllingTerminal(t *testing.T) {
 		if mode == DangerFullAccess {
 			continue
 		}
-		t.Run(mode+"/slave path", func(t *testing.T) {
+		t.Run(string(mode)+"/slave path", func(t *testing.T) {
 			if abi < 5 {
 				t.Skipf("!!! PARTIAL ENFORCEMENT: Landlock ABI %d cannot deny ioctl on devices (needs ABI 5)", abi)
 			}

@@ -30,7 +30,7 @@ var (
 // and Landlock is unavailable. Its message is the line sandbox-exec prints.
 type UnavailableError struct {
 	// Mode is the confining mode that was asked for.
-	Mode string
+	Mode Mode
 	// Err says why Landlock is unavailable.
 	Err error
 	// Network is set when Landlock works but lacks the network rules that
@@ -77,10 +77,11 @@ const minNetworkABI = 4
 
 // execArgs are the parsed arguments of sandbox-exec.
 type execArgs struct {
-	mode, root, tmp string
-	network         bool // false: deny TCP connect and bind
-	livenessFD      int  // -1: none
-	argv            []string
+	mode       Mode
+	root, tmp  string
+	network    bool // false: deny TCP connect and bind
+	livenessFD int  // -1: none
+	argv       []string
 }
 
 // parseExecArgs parses the arguments of sandbox-exec (without the
@@ -89,7 +90,7 @@ func parseExecArgs(args []string) (execArgs, error) {
 	a := execArgs{network: true, livenessFD: -1}
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&a.mode, "mode", "", "sandbox mode: read-only, workspace-write or danger-full-access")
+	fs.Func("mode", "sandbox mode: "+ModeNames, func(v string) error { a.mode = Mode(v); return nil })
 	fs.StringVar(&a.root, "root", "", "the writable root of workspace-write (absolute)")
 	fs.StringVar(&a.tmp, "tmp", "", "the writable temp dir of workspace-write (absolute, required there)")
 	fs.IntVar(&a.livenessFD, "liveness-fd", -1, "an inherited fd, the read end of a pipe; EOF on it ends the command's tree")
@@ -116,7 +117,7 @@ func parseExecArgs(args []string) (execArgs, error) {
 		return a, fmt.Errorf("%w: no program after --", ErrUsage)
 	case a.mode == "":
 		return a, fmt.Errorf("%w: --mode is required", ErrUsage)
-	case !ValidMode(a.mode):
+	case !ValidMode(string(a.mode)):
 		return a, fmt.Errorf("%w: unknown mode %q (want %s, %s or %s)", ErrUsage, a.mode, ReadOnly, WorkspaceWrite, DangerFullAccess)
 	case a.livenessFD != -1 && a.livenessFD < 3:
 		return a, fmt.Errorf("%w: --liveness-fd must be 3 or more, got %d", ErrUsage, a.livenessFD)

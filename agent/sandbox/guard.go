@@ -10,7 +10,8 @@ import (
 // the directories the file tools must open beneath, and words their
 // refusals with the denial marker.
 type guard struct {
-	mode, root, tmp string
+	mode      Mode
+	root, tmp string
 }
 
 // WriteRoots implements tools.Guard: in workspace-write the root and its

@@ -15,7 +15,7 @@ import (
 
 // toolCall runs the write or edit tool with args in an Env guarded by the
 // fixture's sandbox under mode.
-func toolCall(t *testing.T, f *fixture, mode string, tool tools.Tool, args map[string]any) tools.Result {
+func toolCall(t *testing.T, f *fixture, mode Mode, tool tools.Tool, args map[string]any) tools.Result {
 	t.Helper()
 	g, _ := f.sb.Hooks(mode, f.root)
 	raw, err := json.Marshal(args)
@@ -42,7 +42,7 @@ func TestGuardThroughTools(t *testing.T) {
 	type toolArgs = func(f *fixture) map[string]any
 	cases := []struct {
 		name  string
-		mode  string
+		mode  Mode
 		setup func(t *testing.T, f *fixture)
 		// call returns the tool and its arguments for the fixture.
 		call  func(f *fixture) (tools.Tool, toolArgs)
@@ -262,7 +262,8 @@ func TestGuardWriteRoots(t *testing.T) {
 	tmp := f.tmp()
 	ws := []string{f.root, tmp}
 	cases := []struct {
-		mode, path string
+		mode       Mode
+		path       string
 		roots      []string // nil: refused (unless unconfined)
 		unconfined bool
 		want       string // substring of the refusal
@@ -401,11 +402,11 @@ func TestUnknownModeRefusesCommands(t *testing.T) {
 func TestCommandFunc(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
-		mode string
+		mode Mode
 		want []string
 	}{
-		{WorkspaceWrite, []string{f.sb.exe, "sandbox-exec", "--mode", WorkspaceWrite, "--root", f.root, "--liveness-fd", "3", "--tmp", f.tmp(), "--", "bash", "-c", "echo hi"}},
-		{ReadOnly, []string{f.sb.exe, "sandbox-exec", "--mode", ReadOnly, "--root", f.root, "--liveness-fd", "3", "--", "bash", "-c", "echo hi"}},
+		{WorkspaceWrite, []string{f.sb.exe, "sandbox-exec", "--mode", string(WorkspaceWrite), "--root", f.root, "--liveness-fd", "3", "--tmp", f.tmp(), "--", "bash", "-c", "echo hi"}},
+		{ReadOnly, []string{f.sb.exe, "sandbox-exec", "--mode", string(ReadOnly), "--root", f.root, "--liveness-fd", "3", "--", "bash", "-c", "echo hi"}},
 	} {
 		_, run := f.sb.Hooks(tc.mode, f.root+"/")
 		cmd, err := run(context.Background(), "echo hi", filepath.Join(f.root, "sub"))

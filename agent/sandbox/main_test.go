@@ -52,7 +52,7 @@ func runParent(args []string) {
 		os.Exit(1)
 	}
 	sb := New(exe, TempRoot(args[2]))
-	_, run := sb.Hooks(args[0], args[1])
+	_, run := sb.Hooks(Mode(args[0]), args[1])
 	cmd, err := run(context.Background(), args[3], args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -152,7 +152,7 @@ type result struct {
 // command builds the command running script under mode in the fixture's
 // root through the Sandbox's CommandFunc. The script sees ROOT, OUT, REL
 // (OUT relative to ROOT) and TPARENT (the temp dirs' parent).
-func (f *fixture) command(t *testing.T, mode, script string) *exec.Cmd {
+func (f *fixture) command(t *testing.T, mode Mode, script string) *exec.Cmd {
 	t.Helper()
 	_, run := f.sb.Hooks(mode, f.root)
 	if run == nil {
@@ -240,7 +240,7 @@ func diffSnapshots(before, after map[string]string) []string {
 // outside snapshots what no confined command may change: the outside
 // directory and the temp dirs' parent (bar the sandbox's own temp dir),
 // and in read-only also the workspace.
-func (f *fixture) outside(t *testing.T, mode string) map[string]string {
+func (f *fixture) outside(t *testing.T, mode Mode) map[string]string {
 	t.Helper()
 	m := snapshot(t, f.out, "")
 	for p, v := range snapshot(t, f.tempRoot, f.tmp()) {

@@ -5,31 +5,58 @@ import (
 	"strings"
 )
 
-// The sandbox modes. They match the agent's ACP session modes.
+// Mode is a sandbox mode: what a session's commands and file tools may
+// change. It is reel's one mode type; the agent's ACP session modes are
+// these.
+type Mode string
+
+// The sandbox modes, from the narrowest to the widest.
 const (
 	// ReadOnly permits reading and executing anything and writing nothing.
-	ReadOnly = "read-only"
+	ReadOnly Mode = "read-only"
 	// WorkspaceWrite also permits writing under the root and its temp dir.
-	WorkspaceWrite = "workspace-write"
+	WorkspaceWrite Mode = "workspace-write"
 	// DangerFullAccess confines nothing.
-	DangerFullAccess = "danger-full-access"
+	DangerFullAccess Mode = "danger-full-access"
 )
 
-// ValidMode reports whether mode is one of the sandbox modes.
-func ValidMode(mode string) bool {
-	switch mode {
-	case ReadOnly, WorkspaceWrite, DangerFullAccess:
-		return true
+// Modes lists the sandbox modes from the narrowest to the widest.
+func Modes() []Mode { return []Mode{ReadOnly, WorkspaceWrite, DangerFullAccess} }
+
+// ValidMode reports whether mode names one of the sandbox modes.
+func ValidMode(mode string) bool { return Mode(mode).rank() >= 0 }
+
+// rank orders the modes by what they allow; -1 for an unknown mode.
+func (m Mode) rank() int {
+	switch m {
+	case ReadOnly:
+		return 0
+	case WorkspaceWrite:
+		return 1
+	case DangerFullAccess:
+		return 2
 	}
-	return false
+	return -1
 }
+
+// Wider reports whether m allows more than than does. An unknown mode is
+// wider than nothing and narrower than every mode.
+func (m Mode) Wider(than Mode) bool { return m.rank() > than.rank() }
+
+// Confines reports whether m confines anything (read-only and
+// workspace-write do).
+func (m Mode) Confines() bool { return m == ReadOnly || m == WorkspaceWrite }
+
+// ModeNames is the list of mode names for messages: "read-only,
+// workspace-write or danger-full-access".
+const ModeNames = "read-only, workspace-write or danger-full-access"
 
 // DenialMarker is the fmt format, taking the mode name, of the marker that
 // starts every denial reported to the model.
 const DenialMarker = "[sandbox denied: mode %s]"
 
 // Marker returns the denial marker naming mode.
-func Marker(mode string) string { return fmt.Sprintf(DenialMarker, mode) }
+func Marker(mode Mode) string { return fmt.Sprintf(DenialMarker, mode) }
 
 // UnavailableMarker starts the message sandbox-exec prints to stderr when it
 // refuses to run a command because Landlock is unavailable.
@@ -93,13 +120,13 @@ var denialTexts = [...]string{
 //
 // Denied is a heuristic: a confined command that fails for an unrelated
 // permission error (reading a file the user may not read) is Denied too.
-func Classify(exitCode int, stderr string, mode string) Outcome {
+func Classify(exitCode int, stderr string, mode Mode) Outcome {
 	switch {
 	case exitCode == ExitUnavailable && strings.Contains(stderr, UnavailableMarker):
 		return Unavailable
 	case exitCode == 0:
 		return OK
-	case mode != ReadOnly && mode != WorkspaceWrite:
+	case !mode.Confines():
 		return Failed
 	}
 	for _, t := range denialTexts {

@@ -202,7 +202,7 @@ func prepareTempDir(dir string) error {
 // no ruleset and its guard allows everything. In workspace-write Hooks
 // creates the root's temp dir (see [Sandbox.TempDir]). An unknown mode gets
 // a guard and a CommandFunc that refuse everything.
-func (s *Sandbox) Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc) {
+func (s *Sandbox) Hooks(mode Mode, cwd string) (tools.Guard, tools.CommandFunc) {
 	root := filepath.Clean(cwd)
 	tmp := s.TempDir(root)
 	gtmp := tmp
@@ -229,13 +229,13 @@ func (s *Sandbox) Hooks(mode, cwd string) (tools.Guard, tools.CommandFunc) {
 }
 
 // command returns the CommandFunc of mode: bash under the supervisor.
-func (s *Sandbox) command(mode, root, tmp string) tools.CommandFunc {
+func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 	return func(ctx context.Context, script, workdir string) (*exec.Cmd, error) {
 		live, err := s.liveness()
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"sandbox-exec", "--mode", mode, "--root", root, "--liveness-fd", "3"}
+		args := []string{"sandbox-exec", "--mode", string(mode), "--root", root, "--liveness-fd", "3"}
 		if !s.network {
 			args = append(args, "--network", "off")
 		}
@@ -265,10 +265,10 @@ func (s *Sandbox) command(mode, root, tmp string) tools.CommandFunc {
 // depends only on mode, the probed ABI and the [Network] option; with the
 // network on (the default) it does not mention the network, as before the
 // option existed.
-func (s *Sandbox) Describe(mode string) string { return describe(mode, s.abi, s.network) }
+func (s *Sandbox) Describe(mode Mode) string { return describe(mode, s.abi, s.network) }
 
 // describe is Describe for a given ABI version and network setting.
-func describe(mode string, abi int, network bool) string {
+func describe(mode Mode, abi int, network bool) string {
 	var text string
 	switch mode {
 	case ReadOnly:

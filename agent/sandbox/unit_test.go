@@ -19,40 +19,40 @@ func TestParseExecArgs(t *testing.T) {
 	}{
 		{
 			name: "workspace-write with tmp",
-			args: []string{"--mode", WorkspaceWrite, "--root", "/w/", "--tmp", "/t", "--", "bash", "-c", "echo hi"},
+			args: []string{"--mode", string(WorkspaceWrite), "--root", "/w/", "--tmp", "/t", "--", "bash", "-c", "echo hi"},
 			want: execArgs{mode: WorkspaceWrite, root: "/w", tmp: "/t", network: true, livenessFD: -1, argv: []string{"bash", "-c", "echo hi"}},
 		},
 		{
 			name: "read-only needs no root",
-			args: []string{"--mode", ReadOnly, "--", "ls", "--", "-x"},
+			args: []string{"--mode", string(ReadOnly), "--", "ls", "--", "-x"},
 			want: execArgs{mode: ReadOnly, network: true, livenessFD: -1, argv: []string{"ls", "--", "-x"}},
 		},
 		{
 			name: "program flags are not ours",
-			args: []string{"--mode", DangerFullAccess, "--", "bash", "--mode", "x"},
+			args: []string{"--mode", string(DangerFullAccess), "--", "bash", "--mode", "x"},
 			want: execArgs{mode: DangerFullAccess, network: true, livenessFD: -1, argv: []string{"bash", "--mode", "x"}},
 		},
 		{
 			name: "network off and liveness fd",
-			args: []string{"--mode", ReadOnly, "--network", "off", "--liveness-fd", "3", "--", "true"},
+			args: []string{"--mode", string(ReadOnly), "--network", "off", "--liveness-fd", "3", "--", "true"},
 			want: execArgs{mode: ReadOnly, network: false, livenessFD: 3, argv: []string{"true"}},
 		},
 		{
 			name: "network on",
-			args: []string{"--mode", ReadOnly, "--network=on", "--", "true"},
+			args: []string{"--mode", string(ReadOnly), "--network=on", "--", "true"},
 			want: execArgs{mode: ReadOnly, network: true, livenessFD: -1, argv: []string{"true"}},
 		},
-		{name: "network bad value", args: []string{"--mode", ReadOnly, "--network", "maybe", "--", "true"}, wantErr: `want on or off, got "maybe"`},
-		{name: "liveness fd of stdio", args: []string{"--mode", ReadOnly, "--liveness-fd", "1", "--", "true"}, wantErr: "--liveness-fd must be 3 or more"},
+		{name: "network bad value", args: []string{"--mode", string(ReadOnly), "--network", "maybe", "--", "true"}, wantErr: `want on or off, got "maybe"`},
+		{name: "liveness fd of stdio", args: []string{"--mode", string(ReadOnly), "--liveness-fd", "1", "--", "true"}, wantErr: "--liveness-fd must be 3 or more"},
 		{name: "workspace-write without tmp", args: []string{"--mode=workspace-write", "--root=/w", "--", "true"}, wantErr: "absolute --tmp"},
-		{name: "no separator", args: []string{"--mode", ReadOnly, "bash"}, wantErr: "want -- before the program"},
-		{name: "no program", args: []string{"--mode", ReadOnly, "--"}, wantErr: "no program"},
+		{name: "no separator", args: []string{"--mode", string(ReadOnly), "bash"}, wantErr: "want -- before the program"},
+		{name: "no program", args: []string{"--mode", string(ReadOnly), "--"}, wantErr: "no program"},
 		{name: "no mode", args: []string{"--root", "/w", "--", "true"}, wantErr: "--mode is required"},
 		{name: "unknown mode", args: []string{"--mode", "yolo", "--", "true"}, wantErr: `unknown mode "yolo"`},
-		{name: "unknown flag", args: []string{"--mode", ReadOnly, "--net", "--", "true"}, wantErr: "flag provided but not defined"},
-		{name: "workspace-write without root", args: []string{"--mode", WorkspaceWrite, "--", "true"}, wantErr: "absolute --root"},
-		{name: "relative root", args: []string{"--mode", WorkspaceWrite, "--root", "w", "--", "true"}, wantErr: "absolute --root"},
-		{name: "relative tmp", args: []string{"--mode", WorkspaceWrite, "--root", "/w", "--tmp", "t", "--", "true"}, wantErr: "absolute --tmp"},
+		{name: "unknown flag", args: []string{"--mode", string(ReadOnly), "--net", "--", "true"}, wantErr: "flag provided but not defined"},
+		{name: "workspace-write without root", args: []string{"--mode", string(WorkspaceWrite), "--", "true"}, wantErr: "absolute --root"},
+		{name: "relative root", args: []string{"--mode", string(WorkspaceWrite), "--root", "w", "--", "true"}, wantErr: "absolute --root"},
+		{name: "relative tmp", args: []string{"--mode", string(WorkspaceWrite), "--root", "/w", "--tmp", "t", "--", "true"}, wantErr: "absolute --tmp"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,8 +87,8 @@ func TestExecErrorsBeforeConfining(t *testing.T) {
 		code int
 	}{
 		{"usage", []string{"--mode", "yolo", "--", "true"}, ErrUsage, ExitUsage},
-		{"program not found", []string{"--mode", WorkspaceWrite, "--root", t.TempDir(), "--tmp", t.TempDir(), "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
-		{"program not found unconfined", []string{"--mode", DangerFullAccess, "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
+		{"program not found", []string{"--mode", string(WorkspaceWrite), "--root", t.TempDir(), "--tmp", t.TempDir(), "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
+		{"program not found unconfined", []string{"--mode", string(DangerFullAccess), "--", "reel-no-such-program-xyzzy"}, exec.ErrNotFound, ExitNotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		code   int
 		stderr string
-		mode   string
+		mode   Mode
 		want   Outcome
 	}{
 		{0, "", WorkspaceWrite, OK},
@@ -200,7 +200,7 @@ func TestMarker(t *testing.T) {
 
 func TestDescribe(t *testing.T) {
 	cases := []struct {
-		mode     string
+		mode     Mode
 		abi      int
 		off      bool // --network off
 		contains []string
@@ -236,7 +236,7 @@ func TestDescribe(t *testing.T) {
 	// with the network off), so recorded system prompts do not depend on
 	// the machine.
 	for abi := 4; abi <= 12; abi++ {
-		for _, m := range []string{ReadOnly, WorkspaceWrite} {
+		for _, m := range []Mode{ReadOnly, WorkspaceWrite} {
 			if describe(m, abi, true) != describe(m, 3, true) || describe(m, abi, false) != describe(m, 4, false) {
 				t.Errorf("describe(%s, %d) differs from ABI 3 (4 with the network off)", m, abi)
 			}

@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"context"
@@ -17,12 +17,13 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
 func TestInitialize(t *testing.T) {
 	m := newModel(t, nil, standin.Response{Text: "unused"})
-	r := start(t, agent.Config{Models: shared(m), Version: "9.8.7-test"})
+	r := startVersion(t, agent.Config{Models: shared(m)}, "9.8.7-test")
 	resp := r.initialize(t)
 	if resp.AgentInfo == nil || resp.AgentInfo.Name != "reel" || resp.AgentInfo.Version != "9.8.7-test" {
 		t.Errorf("agentInfo = %+v, want name reel, version 9.8.7-test", resp.AgentInfo)
@@ -65,14 +66,14 @@ func TestNewSessionCwd(t *testing.T) {
 			if err != nil {
 				t.Fatalf("session/new: %v", err)
 			}
-			if resp.Modes == nil || resp.Modes.CurrentModeId != agent.ModeWorkspaceWrite {
-				t.Fatalf("modes = %+v, want current mode %s", resp.Modes, agent.ModeWorkspaceWrite)
+			if resp.Modes == nil || string(resp.Modes.CurrentModeId) != string(sandbox.WorkspaceWrite) {
+				t.Fatalf("modes = %+v, want current mode %s", resp.Modes, sandbox.WorkspaceWrite)
 			}
 			var ids []string
 			for _, md := range resp.Modes.AvailableModes {
 				ids = append(ids, string(md.Id))
 			}
-			if want := []string{agent.ModeReadOnly, agent.ModeWorkspaceWrite, agent.ModeFullAccess}; !slices.Equal(ids, want) {
+			if want := []string{string(sandbox.ReadOnly), string(sandbox.WorkspaceWrite), string(sandbox.DangerFullAccess)}; !slices.Equal(ids, want) {
 				t.Errorf("available modes %v, want %v", ids, want)
 			}
 			d := r.readLog(t, resp.SessionId)
@@ -147,7 +148,7 @@ func TestToolTurn(t *testing.T) {
 				standin.Response{ToolCalls: []standin.ToolCall{{ID: "call_1", Name: tt.tool, Arguments: tt.args}}},
 				standin.Response{Text: "DONE", Expect: &standin.Expect{LastMessageContains: tt.wantOutput}},
 			)
-			r := start(t, agent.Config{Models: shared(m), Mode: agent.ModeFullAccess})
+			r := start(t, agent.Config{Models: shared(m), Mode: sandbox.DangerFullAccess})
 			r.initialize(t)
 			cwd := realDir(t)
 			if err := os.WriteFile(filepath.Join(cwd, "seed.txt"), []byte("seeded line\n"), 0o644); err != nil {
@@ -277,17 +278,17 @@ func TestFileToolDiff(t *testing.T) {
 func TestSetModeWritesChangeHeader(t *testing.T) {
 	tests := []struct {
 		name        string
-		to          string
+		to          sandbox.Mode
 		wantReasons []string
 	}{
-		{"to read-only", agent.ModeReadOnly, []string{sessionlog.ReasonInitial, sessionlog.ReasonChange}},
-		{"to danger-full-access", agent.ModeFullAccess, []string{sessionlog.ReasonInitial, sessionlog.ReasonChange}},
-		{"to the same mode", agent.ModeWorkspaceWrite, []string{sessionlog.ReasonInitial}},
+		{"to read-only", sandbox.ReadOnly, []string{sessionlog.ReasonInitial, sessionlog.ReasonChange}},
+		{"to danger-full-access", sandbox.DangerFullAccess, []string{sessionlog.ReasonInitial, sessionlog.ReasonChange}},
+		{"to the same mode", sandbox.WorkspaceWrite, []string{sessionlog.ReasonInitial}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := newModel(t, nil, standin.Response{Text: "first"}, standin.Response{Text: "second", Expect: &standin.Expect{LastUserContains: "again"}})
-			r := start(t, agent.Config{Models: shared(m), Mode: agent.ModeWorkspaceWrite})
+			r := start(t, agent.Config{Models: shared(m), Mode: sandbox.WorkspaceWrite})
 			r.initialize(t)
 			sid := r.newSession(t, realDir(t))
 			r.mustPrompt(t, sid, "Say first.", acp.StopReasonEndTurn)
@@ -295,7 +296,7 @@ func TestSetModeWritesChangeHeader(t *testing.T) {
 				t.Fatalf("session/set_mode: %v", err)
 			}
 			us := r.client.updatesOf(sid)
-			if last := us[len(us)-1]; last.CurrentModeUpdate == nil || string(last.CurrentModeUpdate.CurrentModeId) != tt.to {
+			if last := us[len(us)-1]; last.CurrentModeUpdate == nil || sandbox.Mode(last.CurrentModeUpdate.CurrentModeId) != tt.to {
 				t.Errorf("last update %s, want current_mode_update %s", describe(us[len(us)-1:]), tt.to)
 			}
 			r.mustPrompt(t, sid, "Say it again.", acp.StopReasonEndTurn)
@@ -319,7 +320,7 @@ func TestSetModeWritesChangeHeader(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "Current sandbox mode: " + tt.to + "."; !strings.Contains(latest.System, want) {
+			if want := "Current sandbox mode: " + string(tt.to) + "."; !strings.Contains(latest.System, want) {
 				t.Errorf("system prompt in force does not say %q:\n%s", want, latest.System)
 			}
 			if len(headers) == 2 {
@@ -372,7 +373,7 @@ func TestSetModeWritesChangeHeader(t *testing.T) {
 			if sys != latest.System {
 				t.Errorf("the model got system prompt\n%s\nbut the log's header in force says\n%s", sys, latest.System)
 			}
-			wantEsc := tt.to != agent.ModeFullAccess
+			wantEsc := tt.to != sandbox.DangerFullAccess
 			if gotEsc := strings.Contains(string(reqs[1].Tools[0]), "sandbox_permissions"); gotEsc != wantEsc {
 				t.Errorf("turn 2 bash schema offers sandbox_permissions: %v, want %v", gotEsc, wantEsc)
 			}
@@ -388,12 +389,12 @@ func TestSetModeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		sid  acp.SessionId
-		mode string
+		mode sandbox.Mode
 		frag string
 	}{
 		{"unknown mode", sid, "yolo", `unknown mode \"yolo\"`},
 		{"empty mode", sid, "", "unknown mode"},
-		{"unknown session", "no-such-session", agent.ModeReadOnly, "unknown session"},
+		{"unknown session", "no-such-session", sandbox.ReadOnly, "unknown session"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

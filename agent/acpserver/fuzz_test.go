@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
@@ -39,12 +40,12 @@ func FuzzACPInput(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		srv, err := agent.New(agent.Config{
+		srv, err := newServer(agent.Config{
 			Store:          store,
 			Models:         agent.SharedModels{Provider: replay.New(nil, 0, dir)},
 			Provider:       "replay",
 			Model:          "replay",
-			Mode:           agent.ModeFullAccess,
+			Mode:           sandbox.DangerFullAccess,
 			SpillDir:       dir,
 			FirstSessionID: "fz",
 		})

@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -83,7 +84,7 @@ func TestCancel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			wrap, arrived := arrivals()
 			m := newModel(t, wrap, tt.first, standin.Response{Text: "YES", Expect: &standin.Expect{LastUserContains: "still there"}})
-			r := start(t, agent.Config{Models: shared(m), Mode: agent.ModeFullAccess})
+			r := start(t, agent.Config{Models: shared(m), Mode: sandbox.DangerFullAccess})
 			r.initialize(t)
 			sid := r.newSession(t, realDir(t))
 

@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"encoding/json"
@@ -30,19 +30,19 @@ func TestEscalation(t *testing.T) {
 	tests := []struct {
 		name       string
 		approval   string
-		perm       string // sandbox_permissions; "" = none
+		perm       sandbox.Mode // sandbox_permissions; "" = none
 		answers    []acp.PermissionOptionKind
 		wantAsked  int
 		wantStatus acp.ToolCallStatus
 		wantFile   bool
 		wantText   string
 	}{
-		{"approved", agent.ApprovalOnRequest, agent.ModeFullAccess, []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 1, acp.ToolCallStatusCompleted, true, "escalated"},
-		{"rejected", agent.ApprovalOnRequest, agent.ModeFullAccess, []acp.PermissionOptionKind{acp.PermissionOptionKindRejectOnce}, 1, acp.ToolCallStatusFailed, false, "The user rejected escalation to danger-full-access"},
-		{"answer cancelled", agent.ApprovalOnRequest, agent.ModeFullAccess, nil, 1, acp.ToolCallStatusFailed, false, "was cancelled"},
-		{"policy never", agent.ApprovalNever, agent.ModeFullAccess, []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 0, acp.ToolCallStatusFailed, false, "approval policy of this session is never"},
+		{"approved", agent.ApprovalOnRequest, sandbox.DangerFullAccess, []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 1, acp.ToolCallStatusCompleted, true, "escalated"},
+		{"rejected", agent.ApprovalOnRequest, sandbox.DangerFullAccess, []acp.PermissionOptionKind{acp.PermissionOptionKindRejectOnce}, 1, acp.ToolCallStatusFailed, false, "The user rejected escalation to danger-full-access"},
+		{"answer cancelled", agent.ApprovalOnRequest, sandbox.DangerFullAccess, nil, 1, acp.ToolCallStatusFailed, false, "was cancelled"},
+		{"policy never", agent.ApprovalNever, sandbox.DangerFullAccess, []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 0, acp.ToolCallStatusFailed, false, "approval policy of this session is never"},
 		{"no escalation: the sandbox denies", agent.ApprovalOnRequest, "", []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 0, acp.ToolCallStatusFailed, false, "Permission denied"},
-		{"not wider than the mode", agent.ApprovalOnRequest, agent.ModeWorkspaceWrite, []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 0, acp.ToolCallStatusFailed, false, "Permission denied"},
+		{"not wider than the mode", agent.ApprovalOnRequest, sandbox.WorkspaceWrite, []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 0, acp.ToolCallStatusFailed, false, "Permission denied"},
 		{"not a mode", agent.ApprovalOnRequest, "root", []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce}, 0, acp.ToolCallStatusFailed, false, `sandbox_permissions "root" is not a sandbox mode`},
 	}
 	for _, tt := range tests {
@@ -54,7 +54,7 @@ func TestEscalation(t *testing.T) {
 				"description": "Write outside the workspace",
 			}
 			if tt.perm != "" {
-				args["sandbox_permissions"], args["justification"] = tt.perm, justification
+				args["sandbox_permissions"], args["justification"] = string(tt.perm), justification
 			}
 			rawArgs, _ := json.Marshal(args)
 			m := newModel(t, nil,
@@ -62,7 +62,7 @@ func TestEscalation(t *testing.T) {
 				standin.Response{Text: "DONE", Expect: &standin.Expect{LastMessageContains: tt.wantText}},
 			)
 			sb := confinedSandbox{sandbox.New(exe, sandbox.TempRoot(realDir(t)))}
-			r := start(t, agent.Config{Models: shared(m), Mode: agent.ModeWorkspaceWrite, Approval: tt.approval, Sandbox: sb})
+			r := start(t, agent.Config{Models: shared(m), Mode: sandbox.WorkspaceWrite, Approval: tt.approval, Sandbox: sb})
 			r.client.queue(tt.answers...)
 			r.initialize(t)
 			cwd := realDir(t)
@@ -85,7 +85,7 @@ func TestEscalation(t *testing.T) {
 				if want := []acp.PermissionOptionKind{acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindRejectOnce}; !slices.Equal(kinds, want) {
 					t.Errorf("permission options %v, want %v", kinds, want)
 				}
-				if req.ToolCall.Title == nil || !strings.Contains(*req.ToolCall.Title, justification) || !strings.Contains(*req.ToolCall.Title, tt.perm) {
+				if req.ToolCall.Title == nil || !strings.Contains(*req.ToolCall.Title, justification) || !strings.Contains(*req.ToolCall.Title, string(tt.perm)) {
 					t.Errorf("permission title %v lacks the justification or the wanted mode", req.ToolCall.Title)
 				}
 			}

@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/acpserver"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
@@ -30,13 +31,17 @@ func ExampleServer_Serve() {
 		return
 	}
 	defer store.Close()
-	srv, err := agent.New(agent.Config{
-		Version:  "example",
+	eng, err := agent.New(agent.Config{
 		Store:    store,
 		Models:   agent.SharedModels{Provider: replay.New(nil, 0, dir)},
 		Provider: "replay", Model: "replay",
 		SpillDir: dir,
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv, err := acpserver.New(acpserver.Config{Engine: eng, Version: "example"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/acpserver"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
 	"github.com/reel-agent/reel/agent/llm/standin"
@@ -232,7 +233,21 @@ func toolContentText(cs []acp.ToolCallContent) string {
 	return b.String()
 }
 
-// rig is one agent.Server served over io.Pipes to an SDK client.
+// newServer builds the engine of cfg and an ACP server on it.
+func newServer(cfg agent.Config) (*acpserver.Server, error) {
+	return newServerVersion(cfg, "")
+}
+
+// newServerVersion is newServer reporting version in initialize.
+func newServerVersion(cfg agent.Config, version string) (*acpserver.Server, error) {
+	eng, err := agent.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return acpserver.New(acpserver.Config{Engine: eng, Version: version, Logger: cfg.Logger})
+}
+
+// rig is one acpserver.Server served over io.Pipes to an SDK client.
 type rig struct {
 	conn     *acp.ClientSideConnection
 	client   *client
@@ -244,14 +259,25 @@ type rig struct {
 // checks that Serve returns without error.
 func start(t *testing.T, cfg agent.Config) *rig {
 	t.Helper()
+	return startVersion(t, cfg, "")
+}
+
+// startVersion is start with the version initialize reports.
+func startVersion(t *testing.T, cfg agent.Config, version string) *rig {
+	t.Helper()
 	if cfg.SpillDir == "" {
 		cfg.SpillDir = t.TempDir()
 	}
-	return serve(t, cfg)
+	return serveVersion(t, cfg, version)
 }
 
 // serve is start without the SpillDir default.
 func serve(t *testing.T, cfg agent.Config) *rig {
+	t.Helper()
+	return serveVersion(t, cfg, "")
+}
+
+func serveVersion(t *testing.T, cfg agent.Config, version string) *rig {
 	t.Helper()
 	storeDir := t.TempDir()
 	store, err := jsonl.Open(storeDir, jsonl.Options{})
@@ -263,7 +289,7 @@ func serve(t *testing.T, cfg agent.Config) *rig {
 	if cfg.Provider == "" {
 		cfg.Provider, cfg.Model = "deepseek", "standin"
 	}
-	srv, err := agent.New(cfg)
+	srv, err := newServerVersion(cfg, version)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +501,7 @@ func shared(m *model) agent.Models { return agent.SharedModels{Provider: m.provi
 // reported unannotated).
 type confinedSandbox struct{ *sandbox.Sandbox }
 
-func (confinedSandbox) Annotate(_, _ string, res tools.Result) tools.Result { return res }
+func (confinedSandbox) Annotate(_ sandbox.Mode, _ string, res tools.Result) tools.Result { return res }
 
 // requireLandlock skips a test that needs Landlock where the kernel has
 // none; under CI=true that is a failure.

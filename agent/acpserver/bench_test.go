@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
@@ -35,7 +36,7 @@ func benchTurns(b *testing.B, script []replay.Entry) {
 	}
 	defer store.Close()
 	m := soakScripts{scripts: [][]replay.Entry{script}}
-	srv, err := agent.New(agent.Config{Store: store, Models: m, Provider: "replay", Model: "replay", Mode: agent.ModeFullAccess, SpillDir: dir})
+	srv, err := newServer(agent.Config{Store: store, Models: m, Provider: "replay", Model: "replay", Mode: sandbox.DangerFullAccess, SpillDir: dir})
 	if err != nil {
 		b.Fatal(err)
 	}

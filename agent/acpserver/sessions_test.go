@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/sandbox"
 )
 
 // TestTwoSessionsConcurrently prompts two sessions of one process at the
@@ -130,7 +131,7 @@ func TestEmptySpillDir(t *testing.T) {
 		standin.Response{ToolCalls: []standin.ToolCall{{ID: "call_1", Name: "bash", Arguments: `{"command":"echo hi"}`}}},
 		standin.Response{Text: "ok"},
 	)
-	r := serve(t, agent.Config{Models: shared(m), Mode: agent.ModeFullAccess})
+	r := serve(t, agent.Config{Models: shared(m), Mode: sandbox.DangerFullAccess})
 	r.initialize(t)
 	cwd := realDir(t)
 	sid := r.newSession(t, cwd)

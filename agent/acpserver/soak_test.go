@@ -1,4 +1,4 @@
-package agent_test
+package acpserver_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
@@ -92,7 +93,7 @@ func TestRaceSoak(t *testing.T) {
 	for i := 0; i < sessions; i++ {
 		models.scripts = append(models.scripts, textScript(i, turns))
 	}
-	srv, err := agent.New(agent.Config{Store: store, Models: models, Provider: "replay", Model: "replay", Mode: agent.ModeFullAccess, SpillDir: dir})
+	srv, err := newServer(agent.Config{Store: store, Models: models, Provider: "replay", Model: "replay", Mode: sandbox.DangerFullAccess, SpillDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

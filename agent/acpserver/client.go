@@ -1,0 +1,177 @@
+package acpserver
+
+import (
+	"context"
+	"fmt"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/tools"
+)
+
+// notify sends a session/update; a failure (the client went away) is logged.
+func (srv *Server) notify(ctx context.Context, session string, u acp.SessionUpdate) {
+	if err := srv.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: acp.SessionId(session), Update: u}); err != nil {
+		srv.log.Debug("session/update not delivered", "session", session, "err", err)
+	}
+}
+
+// client is the engine's view of the editor for one session's prompt.
+func (srv *Server) client(session string) agent.Client {
+	c := agent.Client{Updates: srv.updates(session), Approver: approver{srv, session}}
+	srv.mu.Lock()
+	caps := srv.clientFS
+	srv.mu.Unlock()
+	if caps.ReadTextFile && caps.WriteTextFile {
+		c.FS = &clientFS{conn: srv.conn, session: session}
+	}
+	return c
+}
+
+func (srv *Server) updates(session string) updates { return updates{srv, session} }
+
+// updates turns what a session's turn reports into session/update
+// notifications.
+type updates struct {
+	srv     *Server
+	session string
+}
+
+var _ agent.Updates = updates{}
+
+func (u updates) send(ctx context.Context, up acp.SessionUpdate) { u.srv.notify(ctx, u.session, up) }
+
+// UserText implements agent.Updates.
+func (u updates) UserText(ctx context.Context, text string) {
+	u.send(ctx, acp.UpdateUserMessageText(text))
+}
+
+// Text implements agent.Updates.
+func (u updates) Text(ctx context.Context, text string) {
+	u.send(ctx, acp.UpdateAgentMessageText(text))
+}
+
+// Thought implements agent.Updates.
+func (u updates) Thought(ctx context.Context, text string) {
+	u.send(ctx, acp.UpdateAgentThoughtText(text))
+}
+
+// ToolStart implements agent.Updates: a pending tool_call.
+func (u updates) ToolStart(ctx context.Context, c agent.ToolCall) {
+	u.send(ctx, acp.StartToolCall(acp.ToolCallId(c.ID), c.Title,
+		acp.WithStartKind(acp.ToolKind(c.Kind)),
+		acp.WithStartStatus(acp.ToolCallStatusPending),
+		acp.WithStartLocations(locations(c.Locations)),
+		acp.WithStartRawInput(c.Arguments),
+	))
+}
+
+// ToolRunning implements agent.Updates.
+func (u updates) ToolRunning(ctx context.Context, id string) {
+	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
+}
+
+// ToolEnd implements agent.Updates: the final status, the output and, for
+// a file change, its diff.
+func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
+	status := acp.ToolCallStatusCompleted
+	if res.IsError {
+		status = acp.ToolCallStatusFailed
+	}
+	content := []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(res.Text))}
+	if d := res.Diff; d != nil {
+		if d.OldText != nil {
+			content = append(content, acp.ToolDiffContent(d.Path, d.NewText, *d.OldText))
+		} else {
+			content = append(content, acp.ToolDiffContent(d.Path, d.NewText))
+		}
+	}
+	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content)))
+}
+
+// Plan implements agent.Updates: the model's todo list as an ACP plan.
+func (u updates) Plan(ctx context.Context, todos []tools.Todo) {
+	entries := make([]acp.PlanEntry, 0, len(todos))
+	for _, t := range todos {
+		p := t.Priority
+		if p == "" {
+			p = "medium"
+		}
+		entries = append(entries, acp.PlanEntry{Content: t.Content, Priority: acp.PlanEntryPriority(p), Status: acp.PlanEntryStatus(t.Status)})
+	}
+	u.send(ctx, acp.UpdatePlan(entries...))
+}
+
+func locations(locs []tools.Location) []acp.ToolCallLocation {
+	out := make([]acp.ToolCallLocation, 0, len(locs))
+	for _, l := range locs {
+		loc := acp.ToolCallLocation{Path: l.Path}
+		if l.Line > 0 {
+			line := l.Line
+			loc.Line = &line
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+// approver asks the editor to approve escalations with
+// session/request_permission, offering allow_once and reject_once.
+type approver struct {
+	srv     *Server
+	session string
+}
+
+// Approve implements agent.Approver.
+func (a approver) Approve(ctx context.Context, req agent.Approval) (agent.Answer, error) {
+	c := req.Call
+	resp, err := a.srv.conn.RequestPermission(ctx, acp.RequestPermissionRequest{
+		SessionId: acp.SessionId(a.session),
+		ToolCall: acp.ToolCallUpdate{
+			ToolCallId: acp.ToolCallId(c.ID),
+			Title:      acp.Ptr(req.Title),
+			Kind:       acp.Ptr(acp.ToolKind(c.Kind)),
+			Status:     acp.Ptr(acp.ToolCallStatusPending),
+			Locations:  locations(c.Locations),
+			Content:    []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(req.Detail))},
+			RawInput:   c.Arguments,
+		},
+		Options: []acp.PermissionOption{
+			{Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: "allow_once"},
+			{Kind: acp.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "reject_once"},
+		},
+	})
+	switch {
+	case err != nil:
+		return agent.Dismissed, err
+	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "allow_once":
+		return agent.Allowed, nil
+	case resp.Outcome.Selected != nil:
+		return agent.Rejected, nil
+	}
+	return agent.Dismissed, nil
+}
+
+// clientFS reads and writes through the editor (unsaved buffers, review).
+type clientFS struct {
+	conn    *acp.AgentSideConnection
+	session string
+}
+
+// ReadTextFile implements tools.FileSystem with fs/read_text_file.
+func (c *clientFS) ReadTextFile(ctx context.Context, path string) (string, error) {
+	r, err := c.conn.ReadTextFile(ctx, acp.ReadTextFileRequest{SessionId: acp.SessionId(c.session), Path: path})
+	if err != nil {
+		return "", fmt.Errorf("client fs/read_text_file %s: %w", path, err)
+	}
+	return r.Content, nil
+}
+
+// WriteTextFile implements tools.FileSystem with fs/write_text_file.
+func (c *clientFS) WriteTextFile(ctx context.Context, path, content string) error {
+	if _, err := c.conn.WriteTextFile(ctx, acp.WriteTextFileRequest{SessionId: acp.SessionId(c.session), Path: path, Content: content}); err != nil {
+		return fmt.Errorf("client fs/write_text_file %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,412 @@
+package acpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/sandbox"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Engine runs the sessions.
+	Engine *agent.Engine
+	// Version is reported in initialize's agentInfo.
+	Version string
+	// WriteTimeout bounds the write of one frame to the client; a client
+	// that does not take a frame within it is treated as gone (0:
+	// DefaultWriteTimeout).
+	WriteTimeout time.Duration
+	// MissingKey, when set, names the environment variable the model key
+	// should come from, which is unset: initialize advertises it as the auth
+	// method, and session/new, session/prompt and authenticate fail with the
+	// ACP auth-required error naming it (session/load and session/list still
+	// work, so the history stays readable).
+	MissingKey string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server implements the agent side of ACP over an engine.
+type Server struct {
+	cfg  Config
+	eng  *agent.Engine
+	log  *slog.Logger
+	conn *acp.AgentSideConnection
+
+	mu sync.Mutex
+	// active counts running handlers that touch sessions; closing makes
+	// late handlers refuse, so shutdown can wait for the rest.
+	active  int
+	closing bool
+	idle    *sync.Cond
+	// serveCtx is Serve's context: ending it (SIGTERM) also ends prompts.
+	serveCtx context.Context
+	clientFS acp.FileSystemCapabilities
+}
+
+var (
+	_ acp.Agent       = (*Server)(nil)
+	_ acp.AgentLoader = (*Server)(nil)
+)
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Engine == nil {
+		return nil, errors.New("acpserver: Config needs an Engine")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	srv := &Server{cfg: cfg, eng: cfg.Engine, log: cfg.Logger}
+	srv.idle = sync.NewCond(&srv.mu)
+	return srv, nil
+}
+
+// Serve speaks ACP on in/out until the peer closes in or ctx ends, then
+// closes the engine (every session's log).
+//
+// A client that stops reading out is treated as gone once a frame cannot be
+// written within Config.WriteTimeout: the running work is cancelled (turns
+// end aborted on their logs) and Serve returns an error wrapping
+// ErrStalled. Once shutdown began, a frame write is bounded by one second.
+func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv.mu.Lock()
+	srv.serveCtx = ctx
+	srv.mu.Unlock()
+	fl := newInflight()
+	w := newLockedWriter(out, fl, srv.cfg.WriteTimeout)
+	ff := newFrameFilter(in, w, srv.log, fl)
+	conn := acp.NewAgentSideConnection(srv, w, ff)
+	conn.SetLogger(srv.log)
+	srv.conn = conn
+	// The connection reads (and may log, or dispatch to handlers that use
+	// srv.conn) only from here on.
+	close(ff.ready)
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	case <-w.dead:
+		srv.log.Error("the client stopped reading; cancelling the running work", "err", w.cause())
+		cancel()
+	}
+	w.hasten()
+	srv.shutdown()
+	err := srv.eng.Close()
+	if c := w.cause(); errors.Is(c, ErrStalled) {
+		err = errors.Join(c, err)
+	}
+	return err
+}
+
+// enter registers a running handler; it fails once shutdown began.
+func (srv *Server) enter() error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.closing {
+		return agent.ErrShuttingDown
+	}
+	srv.active++
+	return nil
+}
+
+// exit unregisters a handler.
+func (srv *Server) exit() {
+	srv.mu.Lock()
+	srv.active--
+	srv.idle.Broadcast()
+	srv.mu.Unlock()
+}
+
+// shutdown refuses new handlers and waits for running ones (their
+// contexts were cancelled with the connection, so they end promptly).
+func (srv *Server) shutdown() {
+	srv.mu.Lock()
+	srv.closing = true
+	for srv.active > 0 {
+		srv.idle.Wait()
+	}
+	srv.mu.Unlock()
+}
+
+// Initialize implements acp.Agent.
+func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
+	srv.mu.Lock()
+	srv.clientFS = p.ClientCapabilities.Fs
+	srv.mu.Unlock()
+	return acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersionNumber,
+		AgentInfo:       &acp.Implementation{Name: "reel", Version: srv.cfg.Version},
+		AgentCapabilities: acp.AgentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+		},
+		AuthMethods: srv.authMethods(),
+	}, nil
+}
+
+// authMethods lists the one way to authenticate when the key is missing:
+// set the variable in the agent's environment. With a key there is none.
+func (srv *Server) authMethods() []acp.AuthMethod {
+	if srv.cfg.MissingKey == "" {
+		return []acp.AuthMethod{}
+	}
+	v := srv.cfg.MissingKey
+	return []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{
+		Id:   "env:" + v,
+		Name: "Set " + v,
+		Description: acp.Ptr("reel reads the model API key from " + v + " in its environment: set it in the agent's " +
+			"env (for Zed: agent_servers.reel.env) and restart the agent."),
+	}}}
+}
+
+// errAuthRequired is the auth-required error of an agent without a key.
+func (srv *Server) errAuthRequired() error {
+	return acp.NewAuthRequired(map[string]any{"error": fmt.Sprintf(
+		"no API key for the model: set %s in the environment reel acp starts in, then restart it (a local --base-url or --standin needs no key)",
+		srv.cfg.MissingKey)})
+}
+
+// Authenticate implements acp.Agent: reel takes its key from the
+// environment, so without one the client cannot authenticate it from here.
+func (srv *Server) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if srv.cfg.MissingKey != "" {
+		return acp.AuthenticateResponse{}, srv.errAuthRequired()
+	}
+	return acp.AuthenticateResponse{}, nil
+}
+
+// modeInfo is the name and description of each mode, in advertised order.
+var modeInfo = map[sandbox.Mode]struct{ name, desc string }{
+	sandbox.ReadOnly:         {"Read only", "Read files and run commands, but change nothing on disk."},
+	sandbox.WorkspaceWrite:   {"Workspace write", "Write inside the session's working directory and temp; read everywhere."},
+	sandbox.DangerFullAccess: {"Full access", "No sandbox: commands and file tools may change anything the user can."},
+}
+
+// modes is the session mode state advertised with current selected.
+func modes(current sandbox.Mode) *acp.SessionModeState {
+	st := &acp.SessionModeState{CurrentModeId: acp.SessionModeId(current)}
+	for _, m := range sandbox.Modes() {
+		mi := modeInfo[m]
+		st.AvailableModes = append(st.AvailableModes, acp.SessionMode{Id: acp.SessionModeId(m), Name: mi.name, Description: acp.Ptr(mi.desc)})
+	}
+	return st
+}
+
+// acpError maps an engine error onto the ACP error a request answers with:
+// the caller's mistakes are invalid params (a busy session: invalid
+// request), a failed model call keeps the provider's message and code, and
+// anything else is the SDK's internal error carrying the message.
+func acpError(err error) error {
+	var me *agent.ModelError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, agent.ErrBusy):
+		return acp.NewInvalidRequest(map[string]any{"error": err.Error()})
+	case errors.Is(err, agent.ErrInvalid):
+		return acp.NewInvalidParams(map[string]any{"error": err.Error()})
+	case errors.As(err, &me):
+		return modelError(me)
+	}
+	return err
+}
+
+// modelError is the ACP error a prompt answers with when the model call
+// failed: its message is the provider's own, its code auth-required
+// (-32000) for refused credentials and internal error (-32603) otherwise;
+// data repeats the failure code for programs. Only what the log records
+// goes in (not the HTTP status), so a replay answers exactly as the
+// recorded run did.
+func modelError(me *agent.ModelError) *acp.RequestError {
+	data := map[string]any{"error": "turn failed: " + me.Message}
+	if !me.Provider {
+		return acp.NewInternalError(data)
+	}
+	if me.Code != "" {
+		data["code"] = me.Code
+	}
+	e := &acp.RequestError{Code: acp.NewInternalError(nil).Code, Message: me.Error(), Data: data}
+	if me.Auth {
+		e.Code = acp.NewAuthRequired(nil).Code
+	}
+	return e
+}
+
+// NewSession implements acp.Agent.
+func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp.NewSessionResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	defer srv.exit()
+	if srv.cfg.MissingKey != "" {
+		return acp.NewSessionResponse{}, srv.errAuthRequired()
+	}
+	s, err := srv.eng.NewSession(ctx, p.Cwd)
+	if err != nil {
+		return acp.NewSessionResponse{}, acpError(err)
+	}
+	srv.notify(ctx, s.ID(), availableCommands())
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode())}, nil
+}
+
+// LoadSession implements acp.AgentLoader: it loads the log (committing
+// crash repair), streams the history back, then answers.
+func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (acp.LoadSessionResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
+	defer srv.exit()
+	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd)
+	if err != nil {
+		return acp.LoadSessionResponse{}, acpError(err)
+	}
+	s.History(ctx, srv.updates(s.ID()))
+	srv.notify(ctx, s.ID(), availableCommands())
+	return acp.LoadSessionResponse{Modes: modes(s.Mode())}, nil
+}
+
+// Prompt implements acp.Agent. ctx is cancelled by session/cancel.
+func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.PromptResponse{}, err
+	}
+	defer srv.exit()
+	s, err := srv.eng.Session(string(p.SessionId))
+	if err != nil {
+		return acp.PromptResponse{}, acpError(err)
+	}
+	if srv.cfg.MissingKey != "" {
+		return acp.PromptResponse{}, srv.errAuthRequired()
+	}
+	srv.mu.Lock()
+	serveCtx := srv.serveCtx
+	srv.mu.Unlock()
+	if serveCtx != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer context.AfterFunc(serveCtx, cancel)()
+		defer cancel()
+	}
+	stop, err := s.Prompt(ctx, promptContent(p.Prompt), srv.client(s.ID()))
+	if err != nil {
+		return acp.PromptResponse{}, acpError(err)
+	}
+	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+}
+
+// promptContent renders ACP prompt content as the engine's: text as is,
+// an embedded text resource as a <file> block, a link as @uri, and a note
+// for the media reel does not send. Other blocks are dropped.
+func promptContent(prompt []acp.ContentBlock) []agent.Content {
+	out := make([]agent.Content, 0, len(prompt))
+	for _, c := range prompt {
+		var text string
+		switch {
+		case c.Text != nil:
+			text = c.Text.Text
+		case c.ResourceLink != nil:
+			text = "@" + c.ResourceLink.Uri
+		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
+			r := c.Resource.Resource.TextResourceContents
+			text = fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text)
+		case c.Image != nil:
+			text = "[an image was attached; reel does not send images to the model]"
+		case c.Audio != nil:
+			text = "[an audio clip was attached; reel does not send audio to the model]"
+		default:
+			continue
+		}
+		out = append(out, agent.Content{Text: text})
+	}
+	return out
+}
+
+// Cancel implements acp.Agent. The SDK cancels the prompt's context; the
+// engine notices and ends the turn as aborted.
+func (srv *Server) Cancel(_ context.Context, p acp.CancelNotification) error {
+	srv.log.Debug("cancel requested", "session", p.SessionId)
+	return nil
+}
+
+// SetSessionMode implements acp.Agent: the switch applies from the next
+// step.
+func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeRequest) (acp.SetSessionModeResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.SetSessionModeResponse{}, err
+	}
+	defer srv.exit()
+	s, err := srv.eng.Session(string(p.SessionId))
+	if err != nil {
+		return acp.SetSessionModeResponse{}, acpError(err)
+	}
+	if err := s.SetMode(ctx, string(p.ModeId)); err != nil {
+		return acp.SetSessionModeResponse{}, acpError(err)
+	}
+	srv.notify(ctx, s.ID(), acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	return acp.SetSessionModeResponse{}, nil
+}
+
+// ListSessions implements acp.Agent.
+func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.ListSessionsResponse{}, err
+	}
+	defer srv.exit()
+	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
+	cwd := ""
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	for info := range srv.eng.Sessions(ctx, cwd) {
+		if p.Cwd != nil && info.Cwd != *p.Cwd {
+			continue
+		}
+		updated := info.CreatedAt.Format(time.RFC3339)
+		resp.Sessions = append(resp.Sessions, acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated})
+	}
+	return resp, nil
+}
+
+// CloseSession implements acp.Agent.
+func (srv *Server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
+	if err := srv.enter(); err != nil {
+		return acp.CloseSessionResponse{}, err
+	}
+	defer srv.exit()
+	return acp.CloseSessionResponse{}, acpError(srv.eng.CloseSession(string(p.SessionId)))
+}
+
+// ResumeSession implements acp.Agent; reel resumes through session/load.
+func (srv *Server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
+	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption implements acp.Agent; reel has no config options.
+func (srv *Server) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
+	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
+}
+
+// availableCommands is the available_commands_update of the engine's
+// slash commands.
+func availableCommands() acp.SessionUpdate {
+	var cmds []acp.AvailableCommand
+	for _, c := range agent.Commands() {
+		cmds = append(cmds, acp.AvailableCommand{Name: c.Name, Description: c.Description})
+	}
+	return acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}}
+}

@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
+)
+
+// Updates receives what a session's turn does, as it happens: the model's
+// text and thoughts, each tool call's start, run and end, and the plan.
+// The ACP adapter turns them into session/update notifications; a
+// subagent's parent turns them into its own tool call's progress. Each
+// method may block (a slow editor) and should honour ctx; none may fail the
+// turn, so delivery problems are the implementation's to log.
+type Updates interface {
+	// UserText is a user message's text (history replay only).
+	UserText(ctx context.Context, text string)
+	// Text is a piece of the model's answer.
+	Text(ctx context.Context, text string)
+	// Thought is a piece of the model's reasoning, or a notice from reel
+	// about the turn (a retry).
+	Thought(ctx context.Context, text string)
+	// ToolStart announces a tool call, pending.
+	ToolStart(ctx context.Context, call ToolCall)
+	// ToolRunning says the call now runs.
+	ToolRunning(ctx context.Context, id string)
+	// ToolEnd reports the call's result; it is durable on the log already.
+	ToolEnd(ctx context.Context, id string, res tools.Result)
+	// Plan is the model's current task list (todo_write).
+	Plan(ctx context.Context, todos []tools.Todo)
+}
+
+// ToolCall describes one tool call as the model made it.
+type ToolCall struct {
+	// ID is the model's call id.
+	ID string
+	// Name is the tool's name; Title says what the call does.
+	Name, Title string
+	// Kind is the tool's kind.
+	Kind tools.Kind
+	// Locations are the files the call touches.
+	Locations []tools.Location
+	// Arguments are the call's raw arguments.
+	Arguments json.RawMessage
+}
+
+// Approval is one escalation the engine asks a person to approve: a tool
+// call that wants to run under a wider sandbox mode than the session's.
+type Approval struct {
+	// Call is the tool call.
+	Call ToolCall
+	// Mode is the session's mode; Wanted is the mode the call asks for.
+	Mode, Wanted sandbox.Mode
+	// Title is a one-line summary; Detail shows the whole command (and
+	// where it runs) or the path, exactly as the tool will use them.
+	Title, Detail string
+}
+
+// Answer is what the approver decided.
+type Answer int
+
+// The answers an [Approver] gives.
+const (
+	// Dismissed: the request was cancelled without a choice.
+	Dismissed Answer = iota
+	// Allowed: run this one call under the wanted mode.
+	Allowed
+	// Rejected: do not run it.
+	Rejected
+)
+
+// Approver decides escalations. An error means the question could not be
+// asked or answered (the client went away); the call then does not run.
+type Approver interface {
+	Approve(ctx context.Context, a Approval) (Answer, error)
+}
+
+// Client is who drives a session's prompt: where its updates go, who
+// approves its escalations and, optionally, the file system the file tools
+// use instead of the disk (an editor's unsaved buffers). Nil Updates drops
+// the updates; a nil Approver rejects every escalation without asking.
+type Client struct {
+	Updates  Updates
+	Approver Approver
+	FS       tools.FileSystem
+}
+
+// StopReason says why a prompt's turn ended. The values are ACP's stop
+// reasons.
+type StopReason string
+
+// The stop reasons of a turn.
+const (
+	StopEndTurn   StopReason = "end_turn"
+	StopMaxTokens StopReason = "max_tokens"
+	StopRefusal   StopReason = "refusal"
+	StopCancelled StopReason = "cancelled"
+)
+
+// Errors the engine returns for a caller's mistake, matched with
+// errors.Is; the error's message says what was wrong and what to do.
+var (
+	// ErrInvalid: the request names an unknown, closed or already open
+	// session, a relative cwd, an unknown mode, or an id already taken.
+	ErrInvalid = errors.New("agent: invalid request")
+	// ErrBusy: the session already runs a prompt (or is closing).
+	ErrBusy = errors.New("agent: session busy")
+	// ErrShuttingDown: the engine is closing and takes no more work.
+	ErrShuttingDown = errors.New("the agent is shutting down")
+)
+
+// inputError is a refusal of the caller's input: its message is the whole
+// text, kind the sentinel it matches.
+type inputError struct {
+	kind error
+	msg  string
+}
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Unwrap() error { return e.kind }
+
+func invalid(msg string) error { return &inputError{kind: ErrInvalid, msg: msg} }
+func busy(msg string) error    { return &inputError{kind: ErrBusy, msg: msg} }
+
+// ModelError is the error a prompt fails with when the model call failed:
+// Message is the provider's own message and Code its failure code (empty
+// when the failure is not the provider's, or has no code). Auth reports
+// refused credentials.
+type ModelError struct {
+	Message, Code string
+	// Provider is set when the failure came from the model provider.
+	Provider bool
+	// Auth reports a failure of the credentials.
+	Auth bool
+}
+
+func (e *ModelError) Error() string { return "model call failed: " + e.Message }
+
+// discard is the Updates of a client that wants none.
+type discard struct{}
+
+func (discard) UserText(context.Context, string)              {}
+func (discard) Text(context.Context, string)                  {}
+func (discard) Thought(context.Context, string)               {}
+func (discard) ToolStart(context.Context, ToolCall)           {}
+func (discard) ToolRunning(context.Context, string)           {}
+func (discard) ToolEnd(context.Context, string, tools.Result) {}
+func (discard) Plan(context.Context, []tools.Todo)            {}
+
+// withDefaults fills a Client's nil members.
+func (c Client) withDefaults() Client {
+	if c.Updates == nil {
+		c.Updates = discard{}
+	}
+	return c
+}

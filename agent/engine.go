@@ -1,0 +1,270 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Engine owns the live sessions of one process: their logs, their models,
+// their turn loops. It knows nothing of the protocol a client speaks.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+	// confined has the escalation arguments on bash and write; full is for
+	// danger-full-access, where there is nothing to escalate to.
+	confined, full *tools.Set
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	opened   int // sessions opened in this process
+	closed   bool
+}
+
+// New returns an engine for cfg.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil || cfg.Models == nil {
+		return nil, errors.New("agent: Config needs a Store and Models")
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = sandbox.WorkspaceWrite
+	}
+	if !sandbox.ValidMode(string(cfg.Mode)) {
+		return nil, fmt.Errorf("agent: unknown sandbox mode %q (want %s)", cfg.Mode, sandbox.ModeNames)
+	}
+	if cfg.Approval == "" {
+		cfg.Approval = ApprovalOnRequest
+	}
+	if cfg.Approval != ApprovalOnRequest && cfg.Approval != ApprovalNever {
+		return nil, fmt.Errorf("agent: unknown approval policy %q (want on-request or never)", cfg.Approval)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newUUID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Engine{
+		cfg: cfg, log: cfg.Logger, sessions: map[string]*Session{},
+		confined: tools.Default(tools.Options{Escalation: true}),
+		full:     tools.Default(tools.Options{}),
+	}, nil
+}
+
+// DefaultMode is the sandbox mode of a session whose log sets none.
+func (e *Engine) DefaultMode() sandbox.Mode { return e.cfg.Mode }
+
+func (e *Engine) now() int64 { return e.cfg.Now().UnixMilli() }
+
+func (e *Engine) newID() string { return e.cfg.NewID() }
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// NewSession creates a session working in cwd (absolute) with a new log,
+// which records the default mode and approval policy.
+func (e *Engine) NewSession(ctx context.Context, cwd string) (*Session, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, invalid(fmt.Sprintf("cwd %q must be an absolute path", cwd))
+	}
+	id := e.newID()
+	e.mu.Lock()
+	if e.cfg.FirstSessionID != "" && e.opened == 0 {
+		id = e.cfg.FirstSessionID
+	}
+	e.mu.Unlock()
+	h := sessionlog.NewHeader(id, e.now(), cwd)
+	w, err := e.cfg.Store.Create(ctx, h)
+	if err != nil {
+		// An id that names an existing (or live) session is the client's
+		// or the command line's mistake, not the agent's.
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, sessionlog.ErrInUse) {
+			return nil, invalid(fmt.Sprintf("session %s already exists (pick another --session-id, or load it with session/load): %v", id, err))
+		}
+		return nil, fmt.Errorf("create session log: %w", err)
+	}
+	s, err := e.register(sessionlog.NewSession(sessionlog.New(h), w), id, cwd, 0)
+	if err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	now := e.now()
+	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, jsonObject("mode", string(e.cfg.Mode), "source", "config"), nil, nil); err != nil {
+		return nil, err
+	}
+	if _, err := s.emit(ctx, now, sessionlog.TypeApprovalPolicy, jsonObject("policy", e.cfg.Approval, "source", "config"), nil, nil); err != nil {
+		return nil, err
+	}
+	if err := s.checkpoint(ctx); err != nil {
+		return nil, err
+	}
+	e.log.Info("session created", "session", id, "cwd", cwd)
+	return s, nil
+}
+
+// LoadSession opens the log of session id (committing crash repair) and
+// makes it live; cwd, when absolute, replaces the recorded working
+// directory. The next step writes a resume header.
+func (e *Engine) LoadSession(ctx context.Context, id, cwd string) (*Session, error) {
+	e.mu.Lock()
+	_, open := e.sessions[id]
+	e.mu.Unlock()
+	if open {
+		return nil, invalid(fmt.Sprintf("session %s is already open in this process", id))
+	}
+	loaded, w, err := e.cfg.Store.Open(ctx, id)
+	if err != nil {
+		// An unknown id, or an id that cannot name a log file at all, is the
+		// client's mistake; a log that fails to load is the agent's error.
+		if errors.Is(err, sessionlog.ErrNotFound) || errors.Is(err, sessionlog.ErrHeader) && strings.Contains(err.Error(), "session id") /*XXXBADID*/ {
+			return nil, invalid(fmt.Sprintf("unknown session %q: %v", id, err))
+		}
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	if len(loaded.Closers) > 0 {
+		e.log.Warn("repaired an interrupted turn", "session", id, "closers", len(loaded.Closers))
+	}
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		cwd = loaded.Log.Header().Cwd
+	}
+	// The replay position of a loaded session is the number of model calls
+	// its log already holds, counted exactly as replay derives its script.
+	script, derr := replay.Derive(loaded.Log.Events())
+	if derr != nil {
+		e.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
+	}
+	s, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, len(script))
+	if err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// register adds a live session with its model.
+func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (*Session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrShuttingDown
+	}
+	if _, dup := e.sessions[id]; dup {
+		return nil, invalid(fmt.Sprintf("session %s is already open in this process", id))
+	}
+	prov, err := e.cfg.Models.ForSession(e.opened, cwd, done)
+	if err != nil {
+		return nil, fmt.Errorf("model for session %s: %w", id, err)
+	}
+	e.opened++
+	s := &Session{eng: e, id: id, cwd: cwd, provider: prov, log: ls, firstOfInstance: true,
+		spill: tools.NewSpillBudget(tools.DefaultSessionSpillBytes)}
+	s.catchUp()
+	e.sessions[id] = s
+	return s, nil
+}
+
+// Session returns the live session id.
+func (e *Engine) Session(id string) (*Session, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.sessions[id]
+	if !ok {
+		return nil, invalid(fmt.Sprintf("unknown session %q (create it with session/new or load it with session/load)", id))
+	}
+	return s, nil
+}
+
+// SessionInfo describes one stored session.
+type SessionInfo struct {
+	ID, Cwd string
+	// CreatedAt is the log header's creation time.
+	CreatedAt time.Time
+}
+
+// Sessions lists the stored sessions (live or not) whose cwd is cwd, or
+// all of them when cwd is empty. A log that cannot be listed is reported to
+// the logger and skipped.
+func (e *Engine) Sessions(ctx context.Context, cwd string) iter.Seq[SessionInfo] {
+	return func(yield func(SessionInfo) bool) {
+		for info, err := range e.cfg.Store.List(ctx) {
+			if err != nil {
+				e.log.Warn("listing sessions", "err", err)
+				continue
+			}
+			if cwd != "" && cwd != info.Cwd {
+				continue
+			}
+			if !yield(SessionInfo{ID: info.ID, Cwd: info.Cwd, CreatedAt: time.UnixMilli(info.CreatedAt).UTC()}) {
+				return
+			}
+		}
+	}
+}
+
+// CloseSession stops the session's background jobs, closes its log and
+// forgets it. A session running a prompt is not closed (ErrBusy).
+func (e *Engine) CloseSession(id string) error {
+	s, err := e.Session(id)
+	if err != nil {
+		return err
+	}
+	if err := s.close(true); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	delete(e.sessions, id)
+	e.mu.Unlock()
+	return nil
+}
+
+// Close stops every session's background jobs and closes every session log
+// (syncing it). Callers end running prompts first (cancel them and wait):
+// a prompt still running when its log closes fails its last writes. After
+// Close the engine opens no session.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	live := make([]*Session, 0, len(e.sessions))
+	for _, s := range e.sessions {
+		live = append(live, s)
+	}
+	e.mu.Unlock()
+	// Sessions are closed outside e.mu: a session's lock is never taken
+	// while e.mu is held (CloseSession takes them in the other order).
+	var errs []error
+	for _, s := range live {
+		if err := s.close(false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// toolsFor returns the tool set offered under mode.
+func (e *Engine) toolsFor(mode sandbox.Mode) *tools.Set {
+	if mode == sandbox.DangerFullAccess {
+		return e.full
+	}
+	return e.confined
+}

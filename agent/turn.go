@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Content is one part of a user's prompt. Text is all reel sends the model
+// today; the client's richer content (resources, links) arrives rendered as
+// text.
+type Content struct {
+	Text string
+}
+
+// Command is a slash command a client may offer its user.
+type Command struct {
+	Name, Description string
+}
+
+// compactCommand is the slash command that compacts on demand.
+const compactCommand = "/compact"
+
+// Commands lists the slash commands a session understands.
+func Commands() []Command {
+	return []Command{{
+		Name:        strings.TrimPrefix(compactCommand, "/"),
+		Description: "Summarize the earlier conversation to free context (the log keeps everything).",
+	}}
+}
+
+// isCompactPrompt reports whether a prompt is the /compact command.
+func isCompactPrompt(prompt []Content) bool {
+	return len(prompt) == 1 && strings.TrimSpace(prompt[0].Text) == compactCommand
+}
+
+// Prompt runs one turn of the session on prompt, reporting to c as it
+// goes, and returns why the turn ended. Cancelling ctx ends the turn as
+// aborted (StopCancelled); the turn end is written either way. An error
+// means the turn failed: a *ModelError for a failed model call, an error
+// matching ErrBusy or ErrInvalid for a refused prompt, else a log failure.
+func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopReason, error) {
+	if err := s.begin(); err != nil {
+		return "", err
+	}
+	defer s.end()
+	r := &run{s: s, e: s.eng, c: c.withDefaults(), turn: s.lastTurn() + 1}
+	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeTurnStart, jsonObject("turn", r.turn), nil, nil); err != nil {
+		return "", err
+	}
+	var end turnEnd
+	if isCompactPrompt(prompt) {
+		end = r.compactCommand(ctx)
+	} else {
+		end = r.steps(ctx, [][]byte{r.e.userMessage(prompt)})
+	}
+	return r.finish(ctx, end)
+}
+
+// run is one turn in progress.
+type run struct {
+	s    *Session
+	e    *Engine
+	c    Client
+	turn int
+}
+
+// turnEnd is how a turn ended: the logged reason and what the caller gets.
+type turnEnd struct {
+	reason []byte // turn/end reason JSON
+	stop   StopReason
+	err    error // non-nil: the prompt fails with this error
+}
+
+func endWith(kind string, stop StopReason) turnEnd {
+	return turnEnd{reason: jsonObject("kind", kind), stop: stop}
+}
+
+// aborted is the end of a turn the user cancelled.
+func aborted() turnEnd {
+	return turnEnd{reason: jsonObject("kind", sessionlog.EndAborted, "reason", jsonObject("kind", "user")), stop: StopCancelled}
+}
+
+// failEnd is an error end for a failure inside the loop (a log or
+// invariant failure): the prompt answers with the error.
+func failEnd(err error) turnEnd {
+	return turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", err.Error(), "code", "UNKNOWN")),
+		err: fmt.Errorf("turn failed: %w", err)}
+}
+
+// closeTimeout bounds the writes that close a turn or a step after its
+// context was cancelled.
+const closeTimeout = 10 * time.Second
+
+// closing is the context of the writes that close a turn: they happen even
+// when ctx was cancelled (that is what ended the turn), bounded in time.
+func closing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+}
+
+// finish writes the turn end and makes the log durable, whatever ended the
+// turn, and returns what the prompt answers.
+func (r *run) finish(ctx context.Context, end turnEnd) (StopReason, error) {
+	wctx, cancel := closing(ctx)
+	defer cancel()
+	if _, err := r.s.emit(wctx, r.e.now(), sessionlog.TypeTurnEnd, jsonObject("turn", r.turn, "reason", end.reason), nil, nil); err != nil {
+		return "", errors.Join(end.err, err)
+	}
+	if err := r.s.checkpoint(wctx); err != nil {
+		return "", errors.Join(end.err, err)
+	}
+	if end.err != nil {
+		return "", end.err
+	}
+	return end.stop, nil
+}
+
+// userMessage builds the data of a user/message from the prompt.
+func (e *Engine) userMessage(prompt []Content) []byte {
+	parts := make([][]byte, 0, len(prompt))
+	for _, c := range prompt {
+		parts = append(parts, jsonObject("type", "text", "text", c.Text))
+	}
+	return jsonObject(
+		"content", jsonArray(parts),
+		"source", jsonObject("kind", "user"),
+		"role", "user",
+		"id", e.newID(),
+	)
+}
