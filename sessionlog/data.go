@@ -34,14 +34,22 @@ type TurnEndData struct {
 }
 
 // TurnEndReason says why a turn ended. Reason and Error carry kind-specific
-// detail (the abort cause; the error message and code).
+// detail (the abort cause; the error message and code). Build one with
+// Completed, EndedWith, Aborted or Failed.
 type TurnEndReason struct {
-	Kind   string          `json:"kind"`
-	Reason json.RawMessage `json:"reason,omitempty"`
-	Error  *ReasonError    `json:"error,omitempty"`
+	Kind   string       `json:"kind"`
+	Reason *AbortCause  `json:"reason,omitempty"`
+	Error  *ReasonError `json:"error,omitempty"`
 }
 
-// ReasonError is the error detail of an error turn end.
+// AbortCause is the cause of an aborted turn: {"kind":"user"} when the user
+// cancelled it.
+type AbortCause struct {
+	Kind string `json:"kind"`
+}
+
+// ReasonError is a failure's message and code: the error of an error turn
+// end, and the failure of an llm/retry.
 type ReasonError struct {
 	Message string `json:"message"`
 	Code    string `json:"code,omitempty"`
