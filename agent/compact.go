@@ -159,64 +159,19 @@ func resultTextSize(e *sessionlog.Event) int {
 }
 
 // trimmedData rewrites a tool/result's message content to a note, keeping
-// every other field byte for byte.
-func trimmedData(e *sessionlog.Event) ([]byte, error) {
-	var d map[string]json.RawMessage
-	if err := json.Unmarshal(e.Data, &d); err != nil {
-		return nil, err
+// every other field as it was.
+func trimmedData(e *sessionlog.Event) (sessionlog.ToolResultData, error) {
+	d, err := sessionlog.DecodeData[sessionlog.ToolResultData](e)
+	if err != nil {
+		return d, err
 	}
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal(d["message"], &msg); err != nil {
-		return nil, err
-	}
-	var parts []struct {
-		ToolCallID string `json:"toolCallId"`
-		IsError    bool   `json:"isError"`
-	}
-	if err := json.Unmarshal(msg["content"], &parts); err != nil || len(parts) == 0 {
-		return nil, fmt.Errorf("seq %d: tool result has no tool-result part", e.Seq)
+	c := d.Message.Content
+	if len(c) == 0 || c[0].Type != sessionlog.PartToolResult {
+		return d, fmt.Errorf("seq %d: tool result has no tool-result part", e.Seq)
 	}
 	note := fmt.Sprintf("[output trimmed to save context: %d bytes; the full result is in the session log at seq %d]", resultTextSize(e), e.Seq)
-	msg["content"] = jsonArray([][]byte{jsonObject(
-		"type", "tool-result", "toolCallId", parts[0].ToolCallID,
-		"content", jsonArray([][]byte{jsonObject("type", "text", "text", note)}),
-		"isError", parts[0].IsError,
-	)})
-	return reencodeOrdered(e.Data, map[string]json.RawMessage{"message": reencodeOrderedMust(d["message"], msg)})
-}
-
-// reencodeOrdered rewrites the given top-level members of obj, keeping the
-// original member order and every other member's bytes.
-func reencodeOrdered(obj json.RawMessage, repl map[string]json.RawMessage) ([]byte, error) {
-	dec := json.NewDecoder(strings.NewReader(string(obj)))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	var kv []any
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, err
-		}
-		if r, ok := repl[key]; ok {
-			raw = r
-		}
-		kv = append(kv, key, raw)
-	}
-	return jsonObject(kv...), nil
-}
-
-func reencodeOrderedMust(obj json.RawMessage, members map[string]json.RawMessage) json.RawMessage {
-	b, err := reencodeOrdered(obj, members)
-	if err != nil {
-		return obj
-	}
-	return b
+	d.Message.Content = []sessionlog.ContentPart{sessionlog.ToolResultPart(c[0].ToolCallID, note, c[0].IsError)}
+	return d, nil
 }
 
 // recentCut returns the surface position where the most recent keep user
@@ -282,41 +237,35 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 		return false, nil
 	}
 	shadowed := seqs[:cut]
-	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, jsonObject(
-		"turn", turn, "step", step, "reason", reason,
-		"start", shadowed[0], "end", shadowed[len(shadowed)-1], "messages", len(shadowed),
-	), nil, nil); err != nil {
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, sessionlog.CompactionStartData{
+		Turn: turn, Step: step, Reason: reason,
+		Start: shadowed[0], End: shadowed[len(shadowed)-1], Messages: len(shadowed),
+	}, nil, nil); err != nil {
 		return false, err
 	}
-	msgs = append(msgs, jsonObject(
-		"content", jsonArray([][]byte{jsonObject("type", "text", "text", "Summarize the conversation above for the continuation of this session.")}),
-		"role", "user",
-	))
+	ask := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart("Summarize the conversation above for the continuation of this session.")}}
+	msgs = append(msgs, ask.AppendJSON(nil))
 	req := llm.Request{Provider: e.cfg.Provider, Model: e.cfg.Model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
 	text, output, usage, err := e.summaryCall(ctx, s, req)
 	if err != nil {
-		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", false, "error", err.Error()), nil, nil)
+		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, sessionlog.CompactionFailed(turn, step, err.Error()), nil, nil)
 		return false, fmt.Errorf("compaction summary: %w", err)
 	}
-	kv := []any{"provider", e.cfg.Provider, "model", e.cfg.Model, "maxTokens", summaryMaxTokens, "rawOutput", output}
-	if usage != nil {
-		kv = append(kv, "usage", usage)
-	}
-	kv = append(kv, "llmStreamCall", true)
-	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionSum, jsonObject(kv...), nil, nil); err != nil {
+	sum := sessionlog.CompactionSummaryData{Provider: e.cfg.Provider, Model: e.cfg.Model, MaxTokens: summaryMaxTokens,
+		RawOutput: output, Usage: usage, LLMStreamCall: true}
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionSum, sum, nil, nil); err != nil {
 		return false, err
 	}
-	summary := jsonObject(
-		"content", jsonArray([][]byte{jsonObject("type", "text", "text", "Summary of the earlier conversation (compacted):\n\n"+text)}),
-		"source", jsonObject("kind", "compaction"),
-		"role", "user",
-		"id", e.newID(),
-	)
+	summary := sessionlog.UserMessage{
+		Content: []sessionlog.ContentPart{sessionlog.TextPart("Summary of the earlier conversation (compacted):\n\n" + text)},
+		Source:  sessionlog.CompactionSource(),
+		ID:      e.newID(),
+	}
 	if _, err := s.emit(ctx, e.now(), sessionlog.TypeUserMessage, summary,
 		sessionlog.ReplaceOp(shadowed[0], shadowed[len(shadowed)-1]), shadowed); err != nil {
 		return false, err
 	}
-	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionEnd, jsonObject("turn", turn, "step", step, "ok", true), nil, nil); err != nil {
+	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionEnd, sessionlog.CompactionDone(turn, step), nil, nil); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
@@ -373,14 +322,14 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 			}
 		}
 	}
-	parts := make([][]byte, 0, len(blocks))
+	parts := make([]sessionlog.ContentPart, 0, len(blocks))
 	for _, b := range blocks {
 		parts = append(parts, blockPart(&block{end: b}))
 	}
 	if text.Len() == 0 {
 		return "", nil, nil, errors.New("the summary call returned no text")
 	}
-	return text.String(), jsonArray(parts), usage, nil
+	return text.String(), sessionlog.AppendParts(nil, parts), usage, nil
 }
 
 // compactCommand handles a /compact prompt: it compacts now, in the turn
@@ -391,8 +340,7 @@ func (r *run) compactCommand(ctx context.Context) turnEnd {
 	case err != nil && ctx.Err() != nil:
 		return aborted()
 	case err != nil:
-		return turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", err.Error(), "code", "COMPACTION")),
-			err: fmt.Errorf("compaction failed: %w", err)}
+		return turnEnd{reason: sessionlog.Failed(err.Error(), "COMPACTION"), err: fmt.Errorf("compaction failed: %w", err)}
 	case done:
 		r.c.Updates.Text(ctx, "Compacted the earlier conversation into a summary; the next request starts a new series.")
 	default:

@@ -22,36 +22,34 @@ func newSurface(t *testing.T) *surfaceBuilder {
 	return &surfaceBuilder{t: t, log: sessionlog.New(sessionlog.NewHeader("s", 1, "/w"))}
 }
 
-func (b *surfaceBuilder) add(typ string, data []byte, src []int) int {
+func (b *surfaceBuilder) add(typ string, p sessionlog.Payload, src []int) int {
 	b.t.Helper()
 	seq := b.log.Len()
-	if err := b.log.Append(sessionlog.Event{Type: typ, Seq: seq, Data: data, SurfaceOp: sessionlog.AppendOp(), SourceEventSeqs: src}); err != nil {
+	if err := b.log.Append(sessionlog.Event{Type: typ, Seq: seq, Data: p.AppendJSON(nil), SurfaceOp: sessionlog.AppendOp(), SourceEventSeqs: src}); err != nil {
 		b.t.Fatal(err)
 	}
 	return seq
 }
 
 func (b *surfaceBuilder) prompt(text string) int {
-	return b.add(sessionlog.TypeUserMessage, jsonObject("content", jsonArray([][]byte{jsonObject("type", "text", "text", text)}), "source", jsonObject("kind", "user"), "role", "user"), nil)
+	m := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart(text)}, Source: sessionlog.UserSource()}
+	return b.add(sessionlog.TypeUserMessage, m, nil)
 }
 
 func (b *surfaceBuilder) calls(ids ...string) int {
-	var parts [][]byte
+	var parts []sessionlog.ContentPart
 	for _, id := range ids {
-		parts = append(parts, jsonObject("type", "tool-call", "id", id, "name", "bash", "arguments", "{}"))
+		parts = append(parts, sessionlog.ToolCallPart(id, "bash", "{}"))
 	}
-	return b.add(sessionlog.TypeAssistantMessage, jsonObject("turn", 1, "step", 1, "message", jsonObject("role", "assistant", "content", jsonArray(parts))), []int{})
+	return b.add(sessionlog.TypeAssistantMessage, sessionlog.AssistantMessageData{Turn: 1, Step: 1, Message: sessionlog.AssistantMessage{Content: parts}}, []int{})
 }
 
 func (b *surfaceBuilder) result(id string, cite int, text string) int {
-	msg := jsonObject("source", jsonObject("kind", "tool", "callId", id),
-		"content", jsonArray([][]byte{jsonObject("type", "tool-result", "toolCallId", id, "content", jsonArray([][]byte{jsonObject("type", "text", "text", text)}), "isError", false)}),
-		"role", "user", "id", "r-"+id)
-	return b.add(sessionlog.TypeToolResult, jsonObject("turn", 1, "step", 1, "message", msg), []int{cite})
+	return b.add(sessionlog.TypeToolResult, sessionlog.NewToolResult(1, 1, id, text, false, "r-"+id), []int{cite})
 }
 
 func (b *surfaceBuilder) answer(text string) int {
-	return b.add(sessionlog.TypeAssistantMessage, jsonObject("turn", 1, "step", 2, "message", jsonObject("role", "assistant", "content", jsonArray([][]byte{jsonObject("type", "text", "text", text)}))), []int{})
+	return b.add(sessionlog.TypeAssistantMessage, sessionlog.AssistantMessageData{Turn: 1, Step: 2, Message: sessionlog.AssistantMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart(text)}}}, []int{})
 }
 
 func TestRecentCutNeverSplitsToolPairs(t *testing.T) {
@@ -143,10 +141,11 @@ func TestTrimmedDataKeepsEverythingButContent(t *testing.T) {
 	big := strings.Repeat("line\n", 3000)
 	r := b.result("x", a, big)
 	e := b.log.Event(r)
-	data, err := trimmedData(e)
+	trimmed, err := trimmedData(e)
 	if err != nil {
 		t.Fatal(err)
 	}
+	data := trimmed.AppendJSON(nil)
 	// The log accepts it as a single-entry replacement (which requires every
 	// data field but content to be unchanged) …
 	if err := b.log.Append(sessionlog.Event{Type: sessionlog.TypeToolResult, Seq: b.log.Len(), Data: data, SurfaceOp: sessionlog.ReplaceOp(r, r), SourceEventSeqs: []int{r}}); err != nil {

@@ -110,10 +110,10 @@ func (e *Engine) NewSession(ctx context.Context, cwd string) (*Session, error) {
 		return nil, err
 	}
 	now := e.now()
-	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, jsonObject("mode", string(e.cfg.Mode), "source", "config"), nil, nil); err != nil {
+	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, sessionlog.SandboxModeData{Mode: string(e.cfg.Mode), Source: "config"}, nil, nil); err != nil {
 		return nil, err
 	}
-	if _, err := s.emit(ctx, now, sessionlog.TypeApprovalPolicy, jsonObject("policy", e.cfg.Approval, "source", "config"), nil, nil); err != nil {
+	if _, err := s.emit(ctx, now, sessionlog.TypeApprovalPolicy, sessionlog.ApprovalPolicyData{Policy: e.cfg.Approval, Source: "config"}, nil, nil); err != nil {
 		return nil, err
 	}
 	if err := s.checkpoint(ctx); err != nil {

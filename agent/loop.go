@@ -34,11 +34,11 @@ type callResult struct {
 }
 
 // steps runs the turn's steps until one ends it.
-func (r *run) steps(ctx context.Context, pending [][]byte) turnEnd {
+func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) turnEnd {
 	for step := 1; ; step++ {
 		if step > maxSteps {
-			return turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", fmt.Sprintf("the turn exceeded %d steps", maxSteps), "code", "STEP_LIMIT")),
-				err: fmt.Errorf("turn failed: the turn exceeded %d steps", maxSteps)}
+			msg := fmt.Sprintf("the turn exceeded %d steps", maxSteps)
+			return turnEnd{reason: sessionlog.Failed(msg, "STEP_LIMIT"), err: errors.New("turn failed: " + msg)}
 		}
 		end, more := r.step(ctx, step, pending)
 		pending = nil
@@ -49,9 +49,9 @@ func (r *run) steps(ctx context.Context, pending [][]byte) turnEnd {
 }
 
 // step runs one step; more reports whether another step follows.
-func (r *run) step(ctx context.Context, step int, pending [][]byte) (end turnEnd, more bool) {
+func (r *run) step(ctx context.Context, step int, pending []sessionlog.UserMessage) (end turnEnd, more bool) {
 	s := r.s
-	stepData := jsonObject("turn", r.turn, "step", step)
+	stepData := sessionlog.StepData{Turn: r.turn, Step: step}
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeStepStart, stepData, nil, nil); err != nil {
 		return failEnd(err), false
 	}
@@ -70,7 +70,7 @@ func (r *run) step(ctx context.Context, step int, pending [][]byte) (end turnEnd
 
 // stepBody is a step between its step/start and step/end: the entered user
 // messages, the pre-step hooks, the model call and the tool calls.
-func (r *run) stepBody(ctx context.Context, step int, pending [][]byte) (turnEnd, bool) {
+func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserMessage) (turnEnd, bool) {
 	s := r.s
 	for _, m := range pending {
 		if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeUserMessage, m, sessionlog.AppendOp(), nil); err != nil {
@@ -179,7 +179,7 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	reason := sessionlog.OwedHeader(latest, assembled, s.firstOfInstance, s.newSeries)
 	now := e.now()
 	if reason != "" {
-		if _, err := s.emitLocked(ctx, now, sessionlog.TypeRequestHeader, sessionlog.HeaderData(assembled, reason), nil, nil); err != nil {
+		if _, err := s.emitLocked(ctx, now, sessionlog.TypeRequestHeader, sessionlog.RequestHeaderData{Header: assembled.Canonical(), Reason: reason}, nil, nil); err != nil {
 			s.mu.Unlock()
 			return llm.Request{}, err
 		}
@@ -215,9 +215,10 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	}, nil
 }
 
-// requestContext is the data of request/context.
-func (e *Engine) requestContext() []byte {
-	return jsonObject("provider", e.cfg.Provider, "model", e.cfg.Model)
+// requestContext is the data of request/context (and the call config of
+// the request header).
+func (e *Engine) requestContext() sessionlog.RequestContextData {
+	return sessionlog.RequestContextData{Provider: e.cfg.Provider, Model: e.cfg.Model}
 }
 
 // callModel streams one model call into the log and the client.
@@ -242,7 +243,7 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (callRes
 		if err != nil {
 			return res, fmt.Errorf("%s: encode chunk: %w", where, err)
 		}
-		seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, jsonObject("turn", r.turn, "step", step, "chunk", chunkJSON), nil, nil)
+		seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
 		if err != nil {
 			return res, err
 		}
@@ -365,11 +366,11 @@ func (r *run) retry(ctx context.Context, step, attempt int, pe *llm.ProviderErro
 	// output (the llm/retry event records it), so the log and the requests
 	// rebuilt from it do not change.
 	r.c.Updates.Thought(ctx, retryNotice(pe, delay, attempt+1, maxModelRetries+1))
-	if _, err := s.emit(ctx, r.e.now(), "llm/retry" /*XXXRETRY*/, jsonObject(
-		"turn", r.turn, "step", step, "provider", r.e.cfg.Provider,
-		"retry", attempt, "maxRetries", maxModelRetries, "delayMs", int(delay.Milliseconds()),
-		"failure", jsonObject("message", pe.Message, "code", pe.Code),
-	), nil, nil); err != nil {
+	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeLLMRetry, sessionlog.LLMRetryData{
+		Turn: r.turn, Step: step, Provider: r.e.cfg.Provider,
+		Retry: attempt, MaxRetries: maxModelRetries, DelayMs: int(delay.Milliseconds()),
+		Failure: sessionlog.ReasonError{Message: pe.Message, Code: pe.Code},
+	}, nil, nil); err != nil {
 		return err
 	}
 	if delay > 0 {
@@ -391,7 +392,7 @@ func (r *run) retry(ctx context.Context, step, attempt int, pe *llm.ProviderErro
 // finish chunk.
 func (r *run) logFailure(ctx context.Context, step int, pe *llm.ProviderError) error {
 	fin, _ := pe.FinishChunk().AppendJSON(nil)
-	_, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, jsonObject("turn", r.turn, "step", step, "chunk", fin), nil, nil)
+	_, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: fin}, nil, nil)
 	return err
 }
 
@@ -417,7 +418,7 @@ func (r *run) modelFailure(ctx context.Context, step int, err error) turnEnd {
 	}
 	r.e.log.Warn("model call failed", "session", r.s.id, "turn", r.turn, "step", step, "code", code, "err", msg)
 	return turnEnd{
-		reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", msg, "code", code)),
+		reason: sessionlog.Failed(msg, code),
 		err:    me,
 	}
 }
@@ -441,47 +442,38 @@ func retryNotice(pe *llm.ProviderError, delay time.Duration, next, total int) st
 }
 
 // blockPart renders a finished block as a message content part.
-func blockPart(b *block) []byte {
+func blockPart(b *block) sessionlog.ContentPart {
 	if b.end != nil {
 		switch b.end.Type {
-		case llm.BlockText, llm.BlockReasoning:
-			return jsonObject("type", b.end.Type, "text", b.end.Text)
+		case llm.BlockText:
+			return sessionlog.TextPart(b.end.Text)
+		case llm.BlockReasoning:
+			return sessionlog.ReasoningPart(b.end.Text)
 		case llm.BlockToolCall:
-			return jsonObject("type", "tool-call", "id", b.end.ID, "name", b.end.Name, "arguments", b.end.Arguments)
+			return sessionlog.ToolCallPart(b.end.ID, b.end.Name, b.end.Arguments)
 		}
 		if b.end.Raw != nil {
-			return b.end.Raw
+			return sessionlog.RawPart(b.end.Raw)
 		}
 	}
 	switch b.typ {
 	case llm.BlockToolCall:
-		return jsonObject("type", "tool-call", "id", b.id, "name", b.name, "arguments", string(b.args))
+		return sessionlog.ToolCallPart(b.id, b.name, string(b.args))
 	case llm.BlockReasoning:
-		return jsonObject("type", "reasoning", "text", string(b.text))
+		return sessionlog.ReasoningPart(string(b.text))
 	}
-	return jsonObject("type", "text", "text", string(b.text))
+	return sessionlog.TextPart(string(b.text))
 }
 
-// assistantData builds the data of an assistant/message.
-func (e *Engine) assistantData(turn, step int, res callResult, interrupted bool) []byte {
-	parts := make([][]byte, 0, len(res.blocks))
+// assistantData is the assistant/message of a model call.
+func (e *Engine) assistantData(turn, step int, res callResult, interrupted bool) sessionlog.AssistantMessageData {
+	parts := make([]sessionlog.ContentPart, 0, len(res.blocks))
 	for _, b := range res.blocks {
 		parts = append(parts, blockPart(b))
 	}
-	msg := jsonObject(
-		"role", "assistant",
-		"content", jsonArray(parts),
-		"source", jsonObject("kind", "model", "provider", e.cfg.Provider, "model", e.cfg.Model),
-		"id", e.newID(),
-	)
-	kv := []any{"turn", turn, "step", step, "message", msg}
-	if res.usage != nil {
-		kv = append(kv, "usage", res.usage)
-	}
-	if interrupted {
-		kv = append(kv, "interrupted", true)
-	}
-	return jsonObject(kv...)
+	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, e.cfg.Model, e.newID(), parts...)
+	d.Usage, d.Interrupted = res.usage, interrupted
+	return d
 }
 
 // toolCallOf returns the id, name and arguments of a tool-call block.

@@ -60,7 +60,7 @@ func (e *Engine) systemPrompt(cwd string, mode sandbox.Mode, approval string) st
 // assembleHeader builds the request header the next step would send.
 func (e *Engine) assembleHeader(cwd string, mode sandbox.Mode, approval string) sessionlog.RequestHeader {
 	return sessionlog.RequestHeader{
-		Config: jsonObject("provider", e.cfg.Provider, "model", e.cfg.Model),
+		Config: e.requestContext().AppendJSON(nil),
 		System: e.systemPrompt(cwd, mode, approval),
 		Tools:  e.toolsFor(mode).Schemas(),
 	}

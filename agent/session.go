@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
@@ -49,20 +47,21 @@ func (s *Session) ID() string { return s.id }
 // Cwd is the session's working directory.
 func (s *Session) Cwd() string { return s.cwd }
 
-// emit appends one event built from typ, data and surface fields, stamping
-// seq and time. It is the only way the engine writes to a log.
-func (s *Session) emit(ctx context.Context, now int64, typ string, data []byte, op *sessionlog.SurfaceOp, sources []int) (int, error) {
+// emit appends one event of type typ whose data is p's canonical encoding,
+// with its surface fields, stamping seq and time. It is the only way the
+// engine writes to a log.
+func (s *Session) emit(ctx context.Context, now int64, typ string, p sessionlog.Payload, op *sessionlog.SurfaceOp, sources []int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.emitLocked(ctx, now, typ, data, op, sources)
+	return s.emitLocked(ctx, now, typ, p, op, sources)
 }
 
-func (s *Session) emitLocked(ctx context.Context, now int64, typ string, data []byte, op *sessionlog.SurfaceOp, sources []int) (int, error) {
+func (s *Session) emitLocked(ctx context.Context, now int64, typ string, p sessionlog.Payload, op *sessionlog.SurfaceOp, sources []int) (int, error) {
 	if s.closed {
 		return 0, fmt.Errorf("session %s is closed", s.id)
 	}
 	seq := s.log.Log().Len()
-	e := sessionlog.Event{Type: typ, Seq: seq, Time: now, Data: data, SurfaceOp: op, SourceEventSeqs: sources}
+	e := sessionlog.Event{Type: typ, Seq: seq, Time: now, Data: p.AppendJSON(nil), SurfaceOp: op, SourceEventSeqs: sources}
 	if err := s.log.Append(ctx, e); err != nil {
 		return 0, fmt.Errorf("session %s: append %s: %w", s.id, typ, err)
 	}
@@ -131,7 +130,7 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	if !sandbox.ValidMode(mode) {
 		return invalid(fmt.Sprintf("unknown mode %q (want %s)", mode, sandbox.ModeNames))
 	}
-	if _, err := s.emit(ctx, s.eng.now(), sessionlog.TypeSandboxMode, jsonObject("mode", mode, "source", "client"), nil, nil); err != nil {
+	if _, err := s.emit(ctx, s.eng.now(), sessionlog.TypeSandboxMode, sessionlog.SandboxModeData{Mode: mode, Source: "client"}, nil, nil); err != nil {
 		return err
 	}
 	if err := s.checkpoint(ctx); err != nil {
@@ -196,45 +195,4 @@ func (s *Session) close(refuseBusy bool) error {
 		return fmt.Errorf("session %s: close: %w", s.id, err)
 	}
 	return nil
-}
-
-// jsonObject builds a compact JSON object from ordered key/value pairs; a
-// value is raw JSON ([]byte / json.RawMessage), a string, an int or a bool.
-func jsonObject(kv ...any) []byte {
-	b := []byte{'{'}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = sessionlog.AppendString(b, kv[i].(string))
-		b = append(b, ':')
-		switch v := kv[i+1].(type) {
-		case json.RawMessage:
-			b = append(b, v...)
-		case []byte:
-			b = append(b, v...)
-		case string:
-			b = sessionlog.AppendString(b, v)
-		case int:
-			b = strconv.AppendInt(b, int64(v), 10)
-		case bool:
-			b = strconv.AppendBool(b, v)
-		default:
-			raw, _ := json.Marshal(v)
-			b = append(b, raw...)
-		}
-	}
-	return append(b, '}')
-}
-
-// jsonArray joins raw JSON values into an array.
-func jsonArray(items [][]byte) []byte {
-	b := []byte{'['}
-	for i, it := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, it...)
-	}
-	return append(b, ']')
 }

@@ -24,7 +24,7 @@ func (r *run) toolCall(ctx context.Context, step int, b *block, cancelled *bool)
 	wctx := context.WithoutCancel(ctx)
 	id, name, args := toolCallOf(b)
 	callSeq, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolCall,
-		jsonObject("turn", r.turn, "step", step, "callId", id, "name", name, "arguments", args), nil, nil)
+		sessionlog.ToolCallData{Turn: r.turn, Step: step, CallID: id, Name: name, Arguments: args}, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -45,19 +45,8 @@ func (r *run) toolCall(ctx context.Context, step int, b *block, cancelled *bool)
 			*cancelled = true
 		}
 	}
-	msg := jsonObject(
-		"source", jsonObject("kind", "tool", "callId", id),
-		"content", jsonArray([][]byte{jsonObject(
-			"type", "tool-result",
-			"toolCallId", id,
-			"content", jsonArray([][]byte{jsonObject("type", "text", "text", res.Text)}),
-			"isError", res.IsError,
-		)}),
-		"role", "user",
-		"id", r.e.newID(),
-	)
 	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolResult,
-		jsonObject("turn", r.turn, "step", step, "message", msg), sessionlog.AppendOp(), []int{callSeq}); err != nil {
+		sessionlog.NewToolResult(r.turn, step, id, res.Text, res.IsError, r.e.newID()), sessionlog.AppendOp(), []int{callSeq}); err != nil {
 		return err
 	}
 	// What the client is shown as done must survive a crash: the result

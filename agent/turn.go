@@ -49,14 +49,14 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 	}
 	defer s.end()
 	r := &run{s: s, e: s.eng, c: c.withDefaults(), turn: s.lastTurn() + 1}
-	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeTurnStart, jsonObject("turn", r.turn), nil, nil); err != nil {
+	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeTurnStart, sessionlog.TurnData{Turn: r.turn}, nil, nil); err != nil {
 		return "", err
 	}
 	var end turnEnd
 	if isCompactPrompt(prompt) {
 		end = r.compactCommand(ctx)
 	} else {
-		end = r.steps(ctx, [][]byte{r.e.userMessage(prompt)})
+		end = r.steps(ctx, []sessionlog.UserMessage{r.e.userMessage(prompt)})
 	}
 	return r.finish(ctx, end)
 }
@@ -71,25 +71,24 @@ type run struct {
 
 // turnEnd is how a turn ended: the logged reason and what the caller gets.
 type turnEnd struct {
-	reason []byte // turn/end reason JSON
+	reason sessionlog.TurnEndReason
 	stop   StopReason
 	err    error // non-nil: the prompt fails with this error
 }
 
 func endWith(kind string, stop StopReason) turnEnd {
-	return turnEnd{reason: jsonObject("kind", kind), stop: stop}
+	return turnEnd{reason: sessionlog.EndedWith(kind), stop: stop}
 }
 
 // aborted is the end of a turn the user cancelled.
 func aborted() turnEnd {
-	return turnEnd{reason: jsonObject("kind", sessionlog.EndAborted, "reason", jsonObject("kind", "user")), stop: StopCancelled}
+	return turnEnd{reason: sessionlog.Aborted(sessionlog.CauseUser), stop: StopCancelled}
 }
 
 // failEnd is an error end for a failure inside the loop (a log or
 // invariant failure): the prompt answers with the error.
 func failEnd(err error) turnEnd {
-	return turnEnd{reason: jsonObject("kind", sessionlog.EndError, "error", jsonObject("message", err.Error(), "code", "UNKNOWN")),
-		err: fmt.Errorf("turn failed: %w", err)}
+	return turnEnd{reason: sessionlog.Failed(err.Error(), "UNKNOWN"), err: fmt.Errorf("turn failed: %w", err)}
 }
 
 // closeTimeout bounds the writes that close a turn or a step after its
@@ -107,7 +106,7 @@ func closing(ctx context.Context) (context.Context, context.CancelFunc) {
 func (r *run) finish(ctx context.Context, end turnEnd) (StopReason, error) {
 	wctx, cancel := closing(ctx)
 	defer cancel()
-	if _, err := r.s.emit(wctx, r.e.now(), sessionlog.TypeTurnEnd, jsonObject("turn", r.turn, "reason", end.reason), nil, nil); err != nil {
+	if _, err := r.s.emit(wctx, r.e.now(), sessionlog.TypeTurnEnd, sessionlog.TurnEnd(r.turn, end.reason), nil, nil); err != nil {
 		return "", errors.Join(end.err, err)
 	}
 	if err := r.s.checkpoint(wctx); err != nil {
@@ -119,16 +118,11 @@ func (r *run) finish(ctx context.Context, end turnEnd) (StopReason, error) {
 	return end.stop, nil
 }
 
-// userMessage builds the data of a user/message from the prompt.
-func (e *Engine) userMessage(prompt []Content) []byte {
-	parts := make([][]byte, 0, len(prompt))
+// userMessage is the user/message of a prompt.
+func (e *Engine) userMessage(prompt []Content) sessionlog.UserMessage {
+	parts := make([]sessionlog.ContentPart, 0, len(prompt))
 	for _, c := range prompt {
-		parts = append(parts, jsonObject("type", "text", "text", c.Text))
+		parts = append(parts, sessionlog.TextPart(c.Text))
 	}
-	return jsonObject(
-		"content", jsonArray(parts),
-		"source", jsonObject("kind", "user"),
-		"role", "user",
-		"id", e.newID(),
-	)
+	return sessionlog.NewUserMessage(e.newID(), parts...)
 }

@@ -466,7 +466,7 @@ func (p ContentPart) AppendJSON(b []byte) []byte {
 		b = append(b, `,"toolCallId":`...)
 		b = AppendString(b, p.ToolCallID)
 		b = append(b, `,"content":`...)
-		b = appendParts(b, p.Content)
+		b = AppendParts(b, p.Content)
 		b = append(b, `,"isError":`...)
 		b = strconv.AppendBool(b, p.IsError)
 	default:
@@ -547,8 +547,9 @@ func (p *ContentPart) decodeTyped(ms []Member) bool {
 	}
 }
 
-// appendParts appends a JSON array of parts ([] for none).
-func appendParts(b []byte, parts []ContentPart) []byte {
+// AppendParts appends parts as a JSON array ([] for none), each in its
+// canonical encoding: the content of a message, or a call's raw output.
+func AppendParts(b []byte, parts []ContentPart) []byte {
 	b = append(b, '[')
 	for i, p := range parts {
 		if i > 0 {
@@ -677,7 +678,7 @@ func appendMessage(b []byte, layout messageLayout, role string, content []Conten
 	switch layout {
 	case layoutUser:
 		b = append(b, `"content":`...)
-		b = append(appendParts(b, content), ',')
+		b = append(AppendParts(b, content), ',')
 		b = source(b)
 		b = append(b, `"role":`...)
 		b = AppendString(b, role)
@@ -685,7 +686,7 @@ func appendMessage(b []byte, layout messageLayout, role string, content []Conten
 		b = append(b, `"role":`...)
 		b = AppendString(b, role)
 		b = append(b, `,"content":`...)
-		b = appendParts(b, content)
+		b = AppendParts(b, content)
 		if !src.IsZero() {
 			b = append(b, `,"source":`...)
 			b = src.AppendJSON(b)
@@ -693,7 +694,7 @@ func appendMessage(b []byte, layout messageLayout, role string, content []Conten
 	case layoutTool:
 		b = source(b)
 		b = append(b, `"content":`...)
-		b = appendParts(b, content)
+		b = AppendParts(b, content)
 		b = append(b, `,"role":`...)
 		b = AppendString(b, role)
 	}
