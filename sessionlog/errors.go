@@ -17,6 +17,15 @@ var (
 	ErrInvalid = errors.New("sessionlog: invalid event")
 	// ErrHeader reports a missing or malformed header record.
 	ErrHeader = errors.New("sessionlog: invalid header")
+	// ErrBadID reports a string that cannot be a session id, given to a
+	// Store's Create (as Header.ID), Open or Inspect: empty, longer than
+	// 200 bytes, starting with '.' (so "." and ".." too), or holding '/',
+	// '\', NUL or another control character (bytes below 0x20, and 0x7f).
+	// Every backend refuses such an id before touching storage; the error
+	// names the id. It is the caller's mistake, not a damaged log. For
+	// callers older than ErrBadID the same error also matches ErrHeader;
+	// branch on ErrBadID.
+	ErrBadID = errors.New("sessionlog: invalid session id")
 	// ErrCorrupt reports damage (an unparsable record, a seq gap) before the
 	// last complete turn/end, which repair may not paper over.
 	ErrCorrupt = errors.New("sessionlog: corrupt log")

@@ -14,6 +14,8 @@ var ErrInUse = errors.New("sessionlog: session in use by another writer")
 // implement it and pass sessionlogtest.TestStore unchanged. A Store is safe
 // for concurrent use on different sessions; one session has one writer at a
 // time (Create and Open take an exclusive lock; a second one gets ErrInUse).
+// Create, Open and Inspect refuse an id that cannot be a session id with
+// ErrBadID before touching storage.
 type Store interface {
 	// Create makes a new, empty session log for h, atomically: it appears
 	// whole or not at all. It fails if the id exists.
@@ -36,6 +38,12 @@ type Store interface {
 // contiguous with what is stored: an out-of-order or duplicate append is
 // refused and nothing of that batch is written. A Writer is not safe for
 // concurrent use.
+//
+// Sync returns nil only when every event appended so far is durable. When
+// it fails, the store may hold none, all or a prefix of the events it did
+// not acknowledge, never a damaged record followed by intact ones, and the
+// writer may refuse all further work (the JSONL writer does; see its
+// package doc): Close it and Open the session again to go on.
 type Writer interface {
 	Append(ctx context.Context, events ...Event) error
 	Sync(ctx context.Context) error

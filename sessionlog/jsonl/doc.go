@@ -40,15 +40,45 @@
 // that data is compact JSON). Writer.Sync encodes the buffer canonically,
 // writes it with one write(2) — one zstd frame — and fsyncs: it is the
 // semantic checkpoint the agent calls before a model call is dispatched,
-// before a tool runs, after each step's results and at turn end. A failed
-// write is truncated away; a failed fsync makes the writer refuse further
-// work. Close syncs.
+// before a tool runs, after each step's results and at turn end. Close
+// syncs.
+//
+// # Failures
+//
+// After Create, a writer does four things to its file: write, fsync,
+// truncate and close. Every error names the session, the file and the
+// operation (and the seqs a write or fsync was for), and wraps the
+// underlying error (errors.Is works).
+//
+// The first failed write or fsync fails the writer for good: that Sync,
+// and every later Append and Sync, return an error, and Close closes the
+// file, releases the lock and returns the error too. After a failed
+// write(2) part of the batch may be in the file, and after a failed fsync
+// the kernel may have dropped pages it reported written, so the writer no
+// longer knows what its file's tail holds; rather than guess which retry
+// is safe, it writes nothing more. Recovery is Close and Store.Open, which
+// reads the file as it is: every event a successful Sync acknowledged is
+// there; of the batch whose Sync failed there is nothing, all of it, or
+// (plain JSONL only) a prefix of whole records, a partial record at the end
+// being a torn tail that Open drops; and the turn is repaired. So Sync
+// never returns nil for bytes that are not durable, and nothing is ever
+// written after a partial record.
+//
+// A failed write is also truncated back to the end of the last complete
+// write at once (best effort: if that truncate fails, the partial record
+// stays as a torn tail, and the joined error says so). Open fails, with
+// nothing written, when the file cannot be opened for appending or its torn
+// tail cannot be truncated; if writing or syncing the repair closers fails,
+// Open fails as Sync does and the next Open repairs again. Create removes
+// the new file when it cannot be opened for appending, so a failed Create
+// leaves no session behind.
 //
 // # Locks
 //
 // Create and Open take an exclusive flock(2) on <id>.lock (it never blocks;
 // a held lock is sessionlog.ErrInUse) and hold it until Writer.Close. Inspect
-// and List take no lock. Lock files stay behind: removing them would race.
+// and List take no lock. Writer.Close removes the lock file while it still
+// holds the lock (see sessionlog/internal/storage for why that is safe).
 //
 // # Torn tails
 //

@@ -38,6 +38,28 @@ type Store struct {
 	log  *slog.Logger
 	enc  *zstd.Encoder // EncodeAll is safe for concurrent use
 	dec  *zstd.Decoder // DecodeAll is safe for concurrent use
+	// openFile opens an existing log file for appending: openAppend, or in
+	// tests a file that fails on demand (export_test.go).
+	openFile func(path string) (logFile, error)
+}
+
+// logFile is what a writer does with its log file; *os.File is the real
+// one. Only these operations touch a log after it is created, so a test
+// that fails each of them covers every failure path of the writer.
+type logFile interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
+// openAppend opens the log file at path for appending.
+func openAppend(path string) (logFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, err // a nil *os.File must not become a non-nil logFile
+	}
+	return f, nil
 }
 
 var _ sessionlog.Store = (*Store)(nil)
@@ -59,7 +81,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	return &Store{dir: dir, opts: opts, log: lg, enc: enc, dec: dec}, nil
+	return &Store{dir: dir, opts: opts, log: lg, enc: enc, dec: dec, openFile: openAppend}, nil
 }
 
 // Dir returns the store's directory.
@@ -151,9 +173,15 @@ func (s *Store) create(h sessionlog.Header) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session %s: create %s: %w", h.ID, path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := s.openFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", h.ID, err)
+		// Create fails, so the session must not exist: the file holds only
+		// the header and no writer but this one (it holds the lock) has seen it.
+		err = fmt.Errorf("session %s: open %s for appending: %w", h.ID, path, err)
+		if rerr := os.Remove(path); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("session %s: remove %s: %w", h.ID, path, rerr))
+		}
+		return nil, err
 	}
 	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, f: f, size: int64(len(content))}, nil
 }
@@ -226,9 +254,9 @@ func (s *Store) open(ctx context.Context, id string) (*sessionlog.Loaded, *write
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(r.path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := s.openFile(r.path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("session %s: %w", id, err)
+		return nil, nil, fmt.Errorf("session %s: open %s for appending: %w", id, r.path, err)
 	}
 	w := &writer{s: s, id: id, path: r.path, zst: r.zst, f: f, size: r.size,
 		next: len(r.d.Events), prefix: r.prefix}
@@ -242,16 +270,16 @@ func (s *Store) open(ctx context.Context, id string) (*sessionlog.Loaded, *write
 			"session", id, "file", r.path, "line", line, "records", l.DroppedRecords,
 			"truncate_to", r.cut, "size", r.size, "err", terr)
 		if err := f.Truncate(r.cut); err != nil {
-			return nil, nil, errors.Join(fmt.Errorf("session %s: truncate torn tail of %s: %w", id, r.path, err), f.Close())
+			return nil, nil, errors.Join(fmt.Errorf("session %s: truncate torn tail of %s to %d bytes: %w", id, r.path, r.cut, err), w.closeFile())
 		}
 		w.size = r.cut
 		w.dirty = true
 	}
 	if err := w.Append(ctx, l.Closers...); err != nil {
-		return nil, nil, errors.Join(err, f.Close())
+		return nil, nil, errors.Join(err, w.closeFile())
 	}
 	if err := w.Sync(ctx); err != nil {
-		return nil, nil, errors.Join(err, f.Close())
+		return nil, nil, errors.Join(err, w.closeFile())
 	}
 	return l, w, nil
 }
@@ -363,13 +391,14 @@ func countNL(line []byte) int {
 
 // writer appends to one session's file. Append buffers events; Sync encodes
 // them in the canonical packed layout and writes them with one write (one
-// zstd frame) followed by fsync.
+// zstd frame) followed by fsync. The first failed write, truncate or fsync
+// fails the writer for good (err); see "Failures" in the package doc.
 type writer struct {
 	s       *Store
 	id      string
 	path    string
 	zst     bool
-	f       *os.File
+	f       logFile
 	lock    *storage.Lock
 	next    int                // seq the next appended event must have
 	pending []sessionlog.Event // appended, not yet written
@@ -378,14 +407,14 @@ type writer struct {
 	size    int64              // file size after the last successful write
 	buf     []byte
 	out     []byte
-	err     error // sticky: a failed fsync leaves the file state unknown
+	err     error // sticky: the first I/O failure; the file's tail is then unknown
 	closed  bool
 }
 
 var errClosed = errors.New("sessionlog/jsonl: writer is closed")
 
 // Append buffers events. Their seqs must continue the log contiguously;
-// otherwise nothing of the batch is kept.
+// otherwise nothing of the batch is kept. A failed writer refuses.
 func (w *writer) Append(ctx context.Context, events ...sessionlog.Event) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -401,14 +430,19 @@ func (w *writer) Append(ctx context.Context, events ...sessionlog.Event) error {
 	return nil
 }
 
+// usable returns why the writer can do no more work, or nil.
 func (w *writer) usable() error {
 	if w.closed {
 		return fmt.Errorf("%s: %w", w.path, errClosed)
 	}
-	return w.err
+	if w.err != nil {
+		return fmt.Errorf("session %s: %s: writer failed earlier, reopen the session: %w", w.id, w.path, w.err)
+	}
+	return nil
 }
 
-// Sync writes the buffered events with one write and fsyncs the file.
+// Sync writes the buffered events with one write and fsyncs the file. It
+// returns nil only when every event appended so far is durable.
 func (w *writer) Sync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -418,7 +452,7 @@ func (w *writer) Sync(ctx context.Context) error {
 	}
 	if len(w.pending) == 0 && len(w.prefix) == 0 {
 		if w.dirty {
-			return w.fsync()
+			return w.fsync("")
 		}
 		return nil
 	}
@@ -429,20 +463,24 @@ func (w *writer) Sync(ctx context.Context) error {
 		w.out = w.s.enc.EncodeAll(w.buf, w.out[:0])
 		out = w.out
 	}
-	first, last := w.next-len(w.pending), w.next-1
+	seqs := fmt.Sprintf("seqs %d…%d", w.next-len(w.pending), w.next-1)
+	if len(w.pending) == 0 {
+		seqs = "the repaired tail"
+	}
 	if _, err := w.f.Write(out); err != nil {
-		werr := fmt.Errorf("session %s: write seqs %d…%d to %s: %w", w.id, first, last, w.path, err)
-		// Remove a partial write so that a retry does not leave it mid-file.
+		w.err = fmt.Errorf("session %s: write %s to %s: %w", w.id, seqs, w.path, err)
+		// Cut off whatever part of the write reached the file, so that the
+		// log ends at a record boundary (best effort: if this fails too,
+		// the partial record is a torn tail, which the next Open drops).
 		if terr := w.f.Truncate(w.size); terr != nil {
-			w.err = errors.Join(werr, terr)
-			return w.err
+			w.err = errors.Join(w.err, fmt.Errorf("session %s: truncate %s back to %d bytes after the failed write: %w", w.id, w.path, w.size, terr))
 		}
-		return werr
+		return w.err
 	}
 	w.size += int64(len(out))
 	w.dirty = true
-	if err := w.fsync(); err != nil {
-		return fmt.Errorf("seqs %d…%d: %w", first, last, err)
+	if err := w.fsync(seqs); err != nil {
+		return err
 	}
 	clear(w.pending)
 	w.pending = w.pending[:0]
@@ -450,21 +488,36 @@ func (w *writer) Sync(ctx context.Context) error {
 	return nil
 }
 
-func (w *writer) fsync() error {
+// fsync syncs the file; what names the data it makes durable ("" for a
+// truncation alone).
+func (w *writer) fsync(what string) error {
 	if err := w.f.Sync(); err != nil {
-		w.err = fmt.Errorf("session %s: fsync %s: %w", w.id, w.path, err)
+		if what != "" {
+			what = " after writing " + what
+		}
+		w.err = fmt.Errorf("session %s: fsync %s%s: %w", w.id, w.path, what, err)
 		return w.err
 	}
 	w.dirty = false
 	return nil
 }
 
-// Close syncs, closes the file and releases the session lock.
+// closeFile closes the log file, naming it in the error.
+func (w *writer) closeFile() error {
+	if err := w.f.Close(); err != nil {
+		return fmt.Errorf("session %s: close %s: %w", w.id, w.path, err)
+	}
+	return nil
+}
+
+// Close syncs, closes the file and releases the session lock. The file is
+// closed and the lock released even when the sync fails (or failed
+// earlier); the error then says so.
 func (w *writer) Close() error {
 	if w.closed {
 		return nil
 	}
 	err := w.Sync(context.Background())
 	w.closed = true
-	return errors.Join(err, w.f.Close(), w.lock.Release())
+	return errors.Join(err, w.closeFile(), w.lock.Release())
 }

@@ -5,8 +5,9 @@
 //     order, a refused batch writes nothing), reload, the single-writer lock
 //     (ErrInUse across Store instances), lazy List, repair committed by Open
 //     exactly once and only computed by Inspect, legacy refusal, header
-//     checks, cancellation, and a byte-exact round trip of every log of the
-//     conformance corpus.
+//     checks, bad session ids (sessionlog.ErrBadID from Create, Open and
+//     Inspect, naming the id), cancellation, and a byte-exact round trip of
+//     every log of the conformance corpus.
 //   - TestCrash, with RunCrashChild called from the backend's TestMain,
 //     re-executes the test binary as a writer process and kills it with
 //     SIGKILL at random points; every synced event must survive and the

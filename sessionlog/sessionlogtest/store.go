@@ -40,6 +40,7 @@ func TestStore(t *testing.T, b Backend) {
 	t.Run("Concurrent", s.concurrent)
 	t.Run("NotFound", s.notFound)
 	t.Run("BadHeader", s.badHeader)
+	t.Run("BadID", s.badID)
 	t.Run("IntegerCreatedAt", s.integerCreatedAt)
 	t.Run("ListLazy", s.listLazy)
 	t.Run("Repair", s.repair)
@@ -366,8 +367,6 @@ func (s suite) badHeader(t *testing.T) {
 		{"version 1 in fields", sessionlog.Header{Version: 1, ID: "v", CreatedAt: 1}, sessionlog.ErrVersion},
 		{"float createdAt", sessionlog.Header{ID: "f", CreatedAt: 1, Raw: []byte(`{"type":"session","version":0,"id":"f","createdAt":1.5}`)}, sessionlog.ErrHeader},
 		{"fields disagree with raw", sessionlog.Header{ID: "other", CreatedAt: 1, Cwd: "/work/good", Raw: good.Raw}, sessionlog.ErrHeader},
-		{"path in id", sessionlog.NewHeader("../escape", 1, ""), sessionlog.ErrHeader},
-		{"empty id", sessionlog.Header{CreatedAt: 1}, sessionlog.ErrHeader},
 	} {
 		w, err := st.Create(ctx, tc.h)
 		if err == nil {
@@ -383,11 +382,93 @@ func (s suite) badHeader(t *testing.T) {
 	if got := inspect(t, st, "fields-only").Log.Header(); got.CreatedAt != 5 || got.Cwd != "/w" {
 		t.Fatalf("fields-only header read back as %+v", got)
 	}
-	if _, err := st.Inspect(ctx, "../escape"); !errors.Is(err, sessionlog.ErrHeader) {
-		t.Fatalf("Inspect with a path id: got %v, want ErrHeader", err)
+}
+
+// badIDs are strings no session id may be, each with what is wrong.
+var badIDs = []struct{ why, id string }{
+	{"empty", ""},
+	{"dot", "."},
+	{"dot dot", ".."},
+	{"hidden", ".hidden"},
+	{"parent path", "../escape"},
+	{"absolute path", "/etc/passwd"},
+	{"slash", "a/b"},
+	{"trailing slash", "a/"},
+	{"backslash", `a\b`},
+	{"NUL", "a\x00b"},
+	{"newline", "a\nb"},
+	{"tab", "a\tb"},
+	{"DEL", "a\x7fb"},
+	{"201 bytes", strings.Repeat("x", 201)},
+}
+
+// goodIDs are unusual strings that are session ids, so that the rule is no
+// wider than it says.
+var goodIDs = []string{
+	"e128dda9-ed11-4868-8266-0ef90d03c3d6",
+	"a..b",
+	"a.",
+	"-",
+	"{{sessionId}}",
+	"séance",
+	"with space",
+	strings.Repeat("y", 200),
+}
+
+// badID checks that every store refuses an id that cannot name a session,
+// with sessionlog.ErrBadID and a message that names the id, on Create, Open
+// and Inspect, and stores nothing.
+func (s suite) badID(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := s.open(t, dir)
+	for _, tc := range badIDs {
+		t.Run(tc.why, func(t *testing.T) {
+			quoted := fmt.Sprintf("%q", tc.id)
+			w, err := st.Create(ctx, sessionlog.NewHeader(tc.id, 1, "/w"))
+			if err == nil {
+				_ = w.Close()
+			}
+			wantErr(t, "Create", err, sessionlog.ErrBadID, quoted)
+			_, w, err = st.Open(ctx, tc.id)
+			if err == nil {
+				_ = w.Close()
+			}
+			wantErr(t, "Open", err, sessionlog.ErrBadID, quoted)
+			_, err = st.Inspect(ctx, tc.id)
+			wantErr(t, "Inspect", err, sessionlog.ErrBadID, quoted)
+		})
 	}
-	if _, _, err := st.Open(ctx, "a/b"); !errors.Is(err, sessionlog.ErrHeader) {
-		t.Fatalf("Open with a path id: got %v, want ErrHeader", err)
+	// Only the fields were given, so the header is built from the bad id.
+	w, err := st.Create(ctx, sessionlog.Header{CreatedAt: 1})
+	if err == nil {
+		_ = w.Close()
+	}
+	wantErr(t, "Create with no id", err, sessionlog.ErrBadID, `""`)
+	if infos := list(t, st); len(infos) != 0 {
+		t.Fatalf("sessions with bad ids were stored: %+v", infos)
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), "escape*")); len(m) > 0 {
+		t.Fatalf("a session id escaped the store directory: %v", m)
+	}
+	for _, id := range goodIDs {
+		create(t, st, header(t, id, 1), nil)
+		if _, err := st.Inspect(ctx, id); err != nil {
+			t.Fatalf("Inspect %q: %v", id, err)
+		}
+		// A good id that names no session is not found, not bad.
+		missing := id + "-missing"
+		if len(missing) > 200 {
+			missing = id[:190] + "-missing"
+		}
+		_, err := st.Inspect(ctx, missing)
+		wantErr(t, "Inspect "+missing, err, sessionlog.ErrNotFound)
+		if errors.Is(err, sessionlog.ErrBadID) {
+			t.Fatalf("Inspect %q: %v matches ErrBadID", missing, err)
+		}
+	}
+	if got := len(list(t, st)); got != len(goodIDs) {
+		t.Fatalf("List: %d sessions, want %d", got, len(goodIDs))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"iter"
 	"os"
 	"os/exec"
@@ -142,6 +143,27 @@ func (s createNormalizes) Create(ctx context.Context, h sessionlog.Header) (sess
 	return s.Store.Create(ctx, sessionlog.NewHeader(id, h.CreatedAt, h.Cwd))
 }
 
+type badIDIsHeader struct{ *jsonl.Store }
+
+// Open reports a bad id as a bad header, as reel did before ErrBadID.
+func (s badIDIsHeader) Open(ctx context.Context, id string) (*sessionlog.Loaded, sessionlog.Writer, error) {
+	l, w, err := s.Store.Open(ctx, id)
+	if errors.Is(err, sessionlog.ErrBadID) {
+		return nil, nil, fmt.Errorf("%w: session id %q", sessionlog.ErrHeader, id)
+	}
+	return l, w, err
+}
+
+type refusesDots struct{ *jsonl.Store }
+
+// Create refuses every id holding a dot: a rule wider than the contract's.
+func (s refusesDots) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Writer, error) {
+	if strings.Contains(h.ID, ".") {
+		return nil, fmt.Errorf("%w: %q holds a dot", sessionlog.ErrBadID, h.ID)
+	}
+	return s.Store.Create(ctx, h)
+}
+
 type hidesInUse struct{ *jsonl.Store }
 
 // Open hides ErrInUse behind a plain error.
@@ -275,6 +297,9 @@ var broken = map[string]struct {
 	"open-skips-repair": {func(s *jsonl.Store) sessionlog.Store { return openSkipsRepair{s} }, "Repair"},
 	"create-overwrites": {func(s *jsonl.Store) sessionlog.Store { return createOverwrites{s} }, "CreateExisting"},
 	"create-normalizes": {func(s *jsonl.Store) sessionlog.Store { return createNormalizes{s} }, "BadHeader"},
+	"bad-id-is-header":  {func(s *jsonl.Store) sessionlog.Store { return badIDIsHeader{s} }, "BadID"},
+	"refuses-dots":      {func(s *jsonl.Store) sessionlog.Store { return refusesDots{s} }, "BadID"},
+	"normalizes-id":     {func(s *jsonl.Store) sessionlog.Store { return createNormalizes{s} }, "BadID"},
 	"hides-in-use":      {func(s *jsonl.Store) sessionlog.Store { return hidesInUse{s} }, "InUse"},
 	"hides-not-found":   {func(s *jsonl.Store) sessionlog.Store { return hidesNotFound{s} }, "NotFound"},
 	"hides-legacy":      {func(s *jsonl.Store) sessionlog.Store { return hidesLegacy{s} }, "Legacy"},

@@ -20,7 +20,8 @@ const maxIDLen = 200
 
 // CheckID reports whether id can name a session's files: non-empty, at most
 // 200 bytes, no path separators, NUL or control characters, not starting
-// with a dot. The error wraps sessionlog.ErrHeader.
+// with a dot. The error names the id and matches sessionlog.ErrBadID (and,
+// for callers that predate it, sessionlog.ErrHeader).
 func CheckID(id string) error {
 	bad := ""
 	switch {
@@ -41,16 +42,35 @@ func CheckID(id string) error {
 		}
 	}
 	if bad != "" {
-		return fmt.Errorf("%w: session id %q %s", sessionlog.ErrHeader, id, bad)
+		return &idError{id: id, reason: bad}
 	}
 	return nil
 }
 
+// idError is CheckID's error. It matches sessionlog.ErrBadID and, because
+// agent/server.go still recognizes a bad id by ErrHeader and the words
+// "session id", sessionlog.ErrHeader too. Its text is the one CheckID gave
+// before ErrBadID existed (`sessionlog: invalid header: session id "../x"
+// starts with a dot`), which docs/bad-input.md shows and cmd/reel's
+// bad-input test pins; once the agent matches ErrBadID, ErrHeader and that
+// text can go together.
+type idError struct{ id, reason string }
+
+func (e *idError) Error() string {
+	return fmt.Sprintf("%v: session id %q %s", sessionlog.ErrHeader, e.id, e.reason)
+}
+
+func (e *idError) Unwrap() []error { return []error{sessionlog.ErrBadID, sessionlog.ErrHeader} }
+
 // CheckHeader validates h for a new session and returns it with Raw set to
 // the exact compact header object to store. A zero Raw is built from the
-// fields (sessionlog.NewHeader). The id must satisfy CheckID and the parsed
-// fields must agree with Raw.
+// fields (sessionlog.NewHeader). h.ID is checked first, with CheckID (so a
+// bad id is sessionlog.ErrBadID even when it also makes Raw malformed), and
+// the parsed fields must agree with Raw.
 func CheckHeader(h sessionlog.Header) (sessionlog.Header, error) {
+	if err := CheckID(h.ID); err != nil {
+		return sessionlog.Header{}, err
+	}
 	if h.Version != sessionlog.Version {
 		return sessionlog.Header{}, fmt.Errorf("session %s: %w %d (reel writes version 0 only)", h.ID, sessionlog.ErrVersion, h.Version)
 	}
@@ -65,9 +85,6 @@ func CheckHeader(h sessionlog.Header) (sessionlog.Header, error) {
 	if d.ID != h.ID || d.CreatedAt != h.CreatedAt || d.Cwd != h.Cwd {
 		return sessionlog.Header{}, fmt.Errorf("session %s: %w: fields (id %q, createdAt %d, cwd %q) disagree with the raw header %s",
 			h.ID, sessionlog.ErrHeader, h.ID, h.CreatedAt, h.Cwd, raw)
-	}
-	if err := CheckID(d.ID); err != nil {
-		return sessionlog.Header{}, err
 	}
 	return d, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,9 +32,16 @@ func TestCheckID(t *testing.T) {
 		switch {
 		case want == "" && err != nil:
 			t.Errorf("CheckID(%q) = %v", id, err)
-		case want != "" && (!errors.Is(err, sessionlog.ErrHeader) || !strings.Contains(err.Error(), want)):
-			t.Errorf("CheckID(%q) = %v, want %q", id, err, want)
+		case want == "":
+		case !errors.Is(err, sessionlog.ErrBadID) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), strconv.Quote(id)):
+			t.Errorf("CheckID(%q) = %v, want ErrBadID naming the id, %q", id, err, want)
+		case !errors.Is(err, sessionlog.ErrHeader) || !strings.Contains(err.Error(), "session id"):
+			// What agent/server.go LoadSession matches until it uses ErrBadID.
+			t.Errorf("CheckID(%q) = %v, want it to match ErrHeader and say \"session id\" too", id, err)
 		}
+	}
+	if err := storage.CheckID(strings.Repeat("x", 200)); err != nil {
+		t.Errorf("CheckID of 200 bytes: %v", err)
 	}
 }
 
@@ -54,10 +62,18 @@ func TestCheckHeader(t *testing.T) {
 		{"version", sessionlog.Header{Version: 2, ID: "a"}, sessionlog.ErrVersion},
 		{"raw version", sessionlog.Header{ID: "a", Raw: json.RawMessage(`{"type":"session","version":3,"id":"a","createdAt":0}`)}, sessionlog.ErrVersion},
 		{"disagreeing fields", sessionlog.Header{ID: "b", CreatedAt: 3, Raw: raw.Raw}, sessionlog.ErrHeader},
-		{"bad id", sessionlog.Header{ID: "a/b", CreatedAt: 3}, sessionlog.ErrHeader},
+		{"bad id", sessionlog.Header{ID: "a/b", CreatedAt: 3}, sessionlog.ErrBadID},
+		{"empty id", sessionlog.Header{CreatedAt: 3}, sessionlog.ErrBadID},
+		{"bad id in fields and raw", sessionlog.Header{ID: "..", CreatedAt: 3, Raw: json.RawMessage(`{"type":"session","version":0,"id":"..","createdAt":3}`)}, sessionlog.ErrBadID},
+		{"raw without an id", sessionlog.Header{ID: "a", CreatedAt: 3, Raw: json.RawMessage(`{"type":"session","version":0,"createdAt":3}`)}, sessionlog.ErrHeader},
 	} {
-		if _, err := storage.CheckHeader(tc.h); !errors.Is(err, tc.want) {
+		_, err := storage.CheckHeader(tc.h)
+		if !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+		// A header that is bad for another reason does not blame the id.
+		if tc.want != sessionlog.ErrBadID && errors.Is(err, sessionlog.ErrBadID) {
+			t.Errorf("%s: %v matches ErrBadID", tc.name, err)
 		}
 	}
 }
