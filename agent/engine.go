@@ -9,7 +9,6 @@ import (
 	"iter"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -137,7 +136,7 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string) (*Session, err
 	if err != nil {
 		// An unknown id, or an id that cannot name a log file at all, is the
 		// client's mistake; a log that fails to load is the agent's error.
-		if errors.Is(err, sessionlog.ErrNotFound) || errors.Is(err, sessionlog.ErrHeader) && strings.Contains(err.Error(), "session id") /*XXXBADID*/ {
+		if errors.Is(err, sessionlog.ErrNotFound) || errors.Is(err, sessionlog.ErrBadID) {
 			return nil, invalid(fmt.Sprintf("unknown session %q: %v", id, err))
 		}
 		return nil, fmt.Errorf("load session %s: %w", id, err)

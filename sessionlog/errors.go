@@ -22,9 +22,8 @@ var (
 	// 200 bytes, starting with '.' (so "." and ".." too), or holding '/',
 	// '\', NUL or another control character (bytes below 0x20, and 0x7f).
 	// Every backend refuses such an id before touching storage; the error
-	// names the id. It is the caller's mistake, not a damaged log. For
-	// callers older than ErrBadID the same error also matches ErrHeader;
-	// branch on ErrBadID.
+	// names the id. It is the caller's mistake, not a damaged log (it
+	// does not match ErrHeader).
 	ErrBadID = errors.New("sessionlog: invalid session id")
 	// ErrCorrupt reports damage (an unparsable record, a seq gap) before the
 	// last complete turn/end, which repair may not paper over.

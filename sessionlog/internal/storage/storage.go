@@ -20,8 +20,7 @@ const maxIDLen = 200
 
 // CheckID reports whether id can name a session's files: non-empty, at most
 // 200 bytes, no path separators, NUL or control characters, not starting
-// with a dot. The error names the id and matches sessionlog.ErrBadID (and,
-// for callers that predate it, sessionlog.ErrHeader).
+// with a dot. The error names the id and matches sessionlog.ErrBadID.
 func CheckID(id string) error {
 	bad := ""
 	switch {
@@ -47,20 +46,14 @@ func CheckID(id string) error {
 	return nil
 }
 
-// idError is CheckID's error. It matches sessionlog.ErrBadID and, because
-// agent/server.go still recognizes a bad id by ErrHeader and the words
-// "session id", sessionlog.ErrHeader too. Its text is the one CheckID gave
-// before ErrBadID existed (`sessionlog: invalid header: session id "../x"
-// starts with a dot`), which docs/bad-input.md shows and cmd/reel's
-// bad-input test pins; once the agent matches ErrBadID, ErrHeader and that
-// text can go together.
+// idError is CheckID's error; it matches sessionlog.ErrBadID.
 type idError struct{ id, reason string }
 
 func (e *idError) Error() string {
-	return fmt.Sprintf("%v: session id %q %s", sessionlog.ErrHeader, e.id, e.reason)
+	return fmt.Sprintf("%v: %q %s", sessionlog.ErrBadID, e.id, e.reason)
 }
 
-func (e *idError) Unwrap() []error { return []error{sessionlog.ErrBadID, sessionlog.ErrHeader} }
+func (e *idError) Unwrap() error { return sessionlog.ErrBadID }
 
 // CheckHeader validates h for a new session and returns it with Raw set to
 // the exact compact header object to store. A zero Raw is built from the
