@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/reel-agent/reel/sessionlog"
 )
 
 // Chunk types: the values of [Chunk.Type] that this package recognises.
@@ -88,6 +90,26 @@ type Usage struct {
 	ReasoningTokens *int64
 }
 
+// AppendJSON appends the canonical JSON form of u to dst, as it appears in a
+// usage chunk and in the "usage" member of an assistant/message:
+// {"inputTokens":…,"outputTokens":…,"cacheReadTokens":…,"reasoningTokens":…},
+// the last two exactly when they are non-nil.
+func (u Usage) AppendJSON(dst []byte) []byte {
+	b := append(dst, `{"inputTokens":`...)
+	b = strconv.AppendInt(b, u.InputTokens, 10)
+	b = append(b, `,"outputTokens":`...)
+	b = strconv.AppendInt(b, u.OutputTokens, 10)
+	if u.CacheReadTokens != nil {
+		b = append(b, `,"cacheReadTokens":`...)
+		b = strconv.AppendInt(b, *u.CacheReadTokens, 10)
+	}
+	if u.ReasoningTokens != nil {
+		b = append(b, `,"reasoningTokens":`...)
+		b = strconv.AppendInt(b, *u.ReasoningTokens, 10)
+	}
+	return append(b, '}')
+}
+
 // FinishReason says why a stream ended. Failure is set only for Kind
 // "error".
 type FinishReason struct {
@@ -122,26 +144,26 @@ func (c Chunk) AppendJSON(dst []byte) ([]byte, error) {
 		return dst, fmt.Errorf("llm: encode %s chunk: negative index %d", c.Type, c.Index)
 	}
 	b := append(dst, `{"type":`...)
-	b = appendJSString(b, c.Type)
+	b = sessionlog.AppendString(b, c.Type)
 	switch c.Type {
 	case ChunkBlockStart:
 		b = appendIndex(b, c.Index)
 		b = append(b, `,"blockType":`...)
-		b = appendJSString(b, c.BlockType)
+		b = sessionlog.AppendString(b, c.BlockType)
 	case ChunkTextDelta, ChunkReasoningDelta:
 		b = appendIndex(b, c.Index)
 		b = append(b, `,"text":`...)
-		b = appendJSString(b, c.Text)
+		b = sessionlog.AppendString(b, c.Text)
 	case ChunkToolCallDelta:
 		b = appendIndex(b, c.Index)
 		b = append(b, `,"id":`...)
-		b = appendJSString(b, c.ID)
+		b = sessionlog.AppendString(b, c.ID)
 		if c.Name != "" {
 			b = append(b, `,"name":`...)
-			b = appendJSString(b, c.Name)
+			b = sessionlog.AppendString(b, c.Name)
 		}
 		b = append(b, `,"argumentsDelta":`...)
-		b = appendJSString(b, c.ArgumentsDelta)
+		b = sessionlog.AppendString(b, c.ArgumentsDelta)
 	case ChunkBlockEnd:
 		if c.Block == nil {
 			return dst, fmt.Errorf("llm: encode block-end chunk %d: no block", c.Index)
@@ -156,30 +178,19 @@ func (c Chunk) AppendJSON(dst []byte) ([]byte, error) {
 		if c.Usage == nil {
 			return dst, fmt.Errorf("llm: encode usage chunk: no usage")
 		}
-		b = append(b, `,"usage":{"inputTokens":`...)
-		b = strconv.AppendInt(b, c.Usage.InputTokens, 10)
-		b = append(b, `,"outputTokens":`...)
-		b = strconv.AppendInt(b, c.Usage.OutputTokens, 10)
-		if c.Usage.CacheReadTokens != nil {
-			b = append(b, `,"cacheReadTokens":`...)
-			b = strconv.AppendInt(b, *c.Usage.CacheReadTokens, 10)
-		}
-		if c.Usage.ReasoningTokens != nil {
-			b = append(b, `,"reasoningTokens":`...)
-			b = strconv.AppendInt(b, *c.Usage.ReasoningTokens, 10)
-		}
-		b = append(b, '}')
+		b = append(b, `,"usage":`...)
+		b = c.Usage.AppendJSON(b)
 	case ChunkFinish:
 		if c.Reason == nil {
 			return dst, fmt.Errorf("llm: encode finish chunk: no reason")
 		}
 		b = append(b, `,"reason":{"kind":`...)
-		b = appendJSString(b, c.Reason.Kind)
+		b = sessionlog.AppendString(b, c.Reason.Kind)
 		if f := c.Reason.Failure; f != nil {
 			b = append(b, `,"failure":{"message":`...)
-			b = appendJSString(b, f.Message)
+			b = sessionlog.AppendString(b, f.Message)
 			b = append(b, `,"code":`...)
-			b = appendJSString(b, f.Code)
+			b = sessionlog.AppendString(b, f.Code)
 			b = append(b, '}')
 		}
 		b = append(b, '}')
@@ -199,18 +210,18 @@ func (blk *Block) appendJSON(b []byte) ([]byte, error) {
 		return append(b, blk.Raw...), nil
 	}
 	b = append(b, `{"type":`...)
-	b = appendJSString(b, blk.Type)
+	b = sessionlog.AppendString(b, blk.Type)
 	switch blk.Type {
 	case BlockText, BlockReasoning:
 		b = append(b, `,"text":`...)
-		b = appendJSString(b, blk.Text)
+		b = sessionlog.AppendString(b, blk.Text)
 	case BlockToolCall:
 		b = append(b, `,"id":`...)
-		b = appendJSString(b, blk.ID)
+		b = sessionlog.AppendString(b, blk.ID)
 		b = append(b, `,"name":`...)
-		b = appendJSString(b, blk.Name)
+		b = sessionlog.AppendString(b, blk.Name)
 		b = append(b, `,"arguments":`...)
-		b = appendJSString(b, blk.Arguments)
+		b = sessionlog.AppendString(b, blk.Arguments)
 	default:
 		return b, fmt.Errorf("unknown block type %q without raw form", blk.Type)
 	}

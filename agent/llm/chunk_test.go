@@ -44,8 +44,8 @@ func TestChunkEncode(t *testing.T) {
 			`{"type":"future", "x" : [1]}`},
 		{"JSON.stringify escaping", Chunk{Type: ChunkTextDelta, Text: "<a&b>\u2028\u2029\"\\\b\f\n\r\t\x00\x1f\x7fé😀"},
 			`{"type":"text-delta","index":0,"text":"<a&b>` + "\u2028\u2029" + `\"\\\b\f\n\r\t\u0000\u001f` + "\x7fé😀" + `"}`},
-		{"invalid UTF-8 as encoding/json", Chunk{Type: ChunkTextDelta, Text: "a\xffb"},
-			`{"type":"text-delta","index":0,"text":"a\ufffdb"}`},
+		{"invalid UTF-8 becomes U+FFFD", Chunk{Type: ChunkTextDelta, Text: "a\xffb"},
+			`{"type":"text-delta","index":0,"text":"a` + "\ufffd" + `b"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

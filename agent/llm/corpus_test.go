@@ -25,6 +25,7 @@ func corpusDir(t *testing.T) string {
 // of its "chunk" member and where it came from.
 type corpusChunk struct {
 	where string
+	seq   int
 	raw   []byte
 }
 
@@ -80,6 +81,9 @@ func fileChunks(t *testing.T, file string) []corpusChunk {
 				t.Fatalf("%s: packed row seq0 %v, want %d", where, rec.Seq0, nextSeq)
 			}
 			members := expandPacked(t, where, rec.Type, rec.Data)
+			for k := range members {
+				members[k].seq = nextSeq + k
+			}
 			out = append(out, members...)
 			nextSeq += len(members)
 		default:
@@ -96,7 +100,7 @@ func fileChunks(t *testing.T, file string) []corpusChunk {
 			if err := json.Unmarshal(rec.Data, &data); err != nil || data.Chunk == nil {
 				t.Fatalf("%s: assistant/chunk without chunk: %v", where, err)
 			}
-			out = append(out, corpusChunk{where: where, raw: data.Chunk})
+			out = append(out, corpusChunk{where: where, seq: *rec.Seq, raw: data.Chunk})
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -27,12 +27,15 @@
 //
 // "index" is always written, also when it is 0. In tool-call-delta "name" is
 // omitted when empty; in usage "cacheReadTokens" and "reasoningTokens" are
-// optional and written exactly when present. Strings are escaped the way
-// JavaScript's JSON.stringify escapes them (the recording system is
-// JavaScript): only '"', '\\' and control characters below U+0020 are
-// escaped (\b \f \n \r \t, otherwise \u00xx in lower-case hex); HTML
-// characters and U+2028/U+2029 are written raw. Invalid UTF-8 bytes become
-// U+FFFD, as encoding/json does.
+// optional and written exactly when present. Strings are written by
+// [sessionlog.AppendString], the session log's one string encoder, which
+// escapes them the way JavaScript's JSON.stringify does (the recording
+// system is JavaScript): only '"', '\\' and control characters below U+0020
+// are escaped (\b \f \n \r \t, otherwise \u00xx in lower-case hex); HTML
+// characters and U+2028/U+2029 are written raw. An invalid UTF-8 byte is
+// written as the character U+FFFD itself (encoding/json would write the
+// escape \ufffd; both decode to the same string, and a decoded chunk never
+// holds invalid UTF-8, so decode/encode round trips are exact).
 //
 // A chunk whose "type" is not one of the above is kept verbatim in
 // [Chunk.Raw] and written back unchanged. A recognised chunk with an unknown
@@ -48,6 +51,13 @@
 // [io.EOF]. Finish reason kinds are "stop", "tool-calls", "length",
 // "content-filter", "other", and "error" (with a failure) when a failure is
 // recorded.
+//
+// [Assembler] is the one place that rebuilds the assistant message of a
+// model call from its chunks (content parts, usage, finish, tool calls); it
+// also accepts streams that are not well formed, by the rules it documents.
+// [Stream] states the contract every stream implementation keeps (sticky
+// end, [ErrClosed] after Close, prompt cancellation);
+// [github.com/reel-agent/reel/agent/llm/llmtest] checks it.
 //
 // # Requests
 //

@@ -3,7 +3,9 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -39,15 +41,21 @@ func FuzzChunkJSON(f *testing.F) {
 	})
 }
 
-// FuzzJSString checks the JSON.stringify-style string encoder against
-// encoding/json's decoder.
+// FuzzJSString checks how chunks write strings (with sessionlog.AppendString,
+// JSON.stringify style) against encoding/json's decoder and against the
+// escaping rule of the package documentation: only '"', '\\' and controls
+// below U+0020 are escaped, everything else is written raw, and an invalid
+// UTF-8 byte becomes U+FFFD. Seeds live in testdata/fuzz/FuzzJSString.
 func FuzzJSString(f *testing.F) {
 	f.Add("plain")
 	f.Add("\x00\b\f\n\r\t\x1f\"\\\u2028\u2029<>&\x7f")
 	f.Add("bad \xff\xfe utf8 \xed\xa0\x80")
 	f.Fuzz(func(t *testing.T, s string) {
-		enc := appendJSString(nil, s)
-		var got string
+		enc, err := Chunk{Type: ChunkTextDelta, Text: s}.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct{ Text string }
 		if err := json.Unmarshal(enc, &got); err != nil {
 			t.Fatalf("encoded %q as invalid JSON %q: %v", s, enc, err)
 		}
@@ -55,8 +63,45 @@ func FuzzJSString(f *testing.F) {
 		if !utf8.ValidString(s) {
 			want = string([]rune(s)) // invalid bytes become U+FFFD, as in encoding/json
 		}
-		if got != want {
-			t.Fatalf("decoded %q, want %q (encoded %q)", got, want, enc)
+		if got.Text != want {
+			t.Fatalf("decoded %q, want %q (encoded %q)", got.Text, want, enc)
+		}
+		lit := enc[len(`{"type":"text-delta","index":0,"text":`) : len(enc)-1]
+		if ref := jsStringify(want); string(lit) != ref {
+			t.Fatalf("encoded %q as %s, want %s", s, lit, ref)
 		}
 	})
+}
+
+// jsStringify is an independent statement of JSON.stringify's escaping of a
+// valid UTF-8 string.
+func jsStringify(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -8,8 +8,8 @@ import (
 	"io"
 )
 
-// ErrClosed is returned by [Stream.Next] once the stream has been closed
-// by [Stream.Close] (unless it had already ended).
+// ErrClosed is returned, wrapped or as is, by [Stream.Next] once
+// [Stream.Close] has been called.
 var ErrClosed = errors.New("llm: stream closed")
 
 // Request is one model call: the request header (provider and model names,
@@ -48,16 +48,40 @@ type Provider interface {
 
 // Stream is one model response being received.
 //
-// Next returns the chunks in order (see the package documentation for the
-// order) and then io.EOF; after an error or io.EOF it keeps returning the
-// same error. A failure mid-stream is a [*ProviderError] (for example
-// TRANSPORT when the connection broke, EMPTY_RESPONSE when the model finished
-// with no content) or an error wrapping the context's error when cancelled.
+// Chunks: Next returns the chunks in order (see the package documentation
+// for the order), each of which encodes ([Chunk.AppendJSON]). No chunk
+// follows a finish chunk, and a stream that reaches io.EOF has returned
+// exactly one finish chunk, as its last chunk.
 //
-// Concurrency: Next must be called from one goroutine at a time. Close may be
-// called from any goroutine at any time, also while Next is blocked, which
-// then returns promptly with an error. Close is idempotent and must be
-// called when the consumer is done, whether or not the stream reached io.EOF.
+// End: the end is sticky. After Next has returned io.EOF or an error, every
+// later call returns the same again (until Close, see below). A failure
+// mid-stream is a [*ProviderError] (for example TRANSPORT when the
+// connection broke, EMPTY_RESPONSE when the model finished with no
+// content), or an error wrapping the context's error when cancelled.
+//
+// Cancellation: the stream lives in the context its Provider.Stream call was
+// given. Once that context is done, a Next that blocks, or is blocked,
+// returns promptly with an error wrapping ctx.Err() (so that
+// errors.Is(err, context.Canceled) holds after a cancel); a Next that need
+// not block may still return chunks already received.
+//
+// Close: Close releases the stream. Once Close has been called, Next returns
+// an error wrapping [ErrClosed], whatever happened before (also after
+// io.EOF or an error). Close may be called from any goroutine at any time,
+// also concurrently with another Close or while Next is blocked; a blocked
+// Next then returns promptly, with an error wrapping ErrClosed (or the
+// context's error when the context is done too), and a Next racing with
+// Close may still return what it had already received. Close is idempotent:
+// calls after the first do nothing and return nil. It must be called when
+// the consumer is done, whether or not the stream reached io.EOF. After
+// Close has returned and no Next is running, the goroutines the stream
+// started end on their own (shortly, not necessarily before Close returns).
+//
+// Concurrency: Next must not be called concurrently with itself; successive
+// calls may come from different goroutines.
+//
+// Package [github.com/reel-agent/reel/agent/llm/llmtest] checks an
+// implementation against this contract.
 type Stream interface {
 	Next() (Chunk, error)
 	Close() error

@@ -42,6 +42,12 @@
 // EMPTY_RESPONSE [llm.ProviderError]; a stream cut before a finish reason
 // yields TRANSPORT; an error event inside the stream yields SERVER.
 //
+// The stream keeps the [llm.Stream] contract (checked by
+// [github.com/reel-agent/reel/agent/llm/llmtest]): Close cancels the request
+// and closes the response body, which unblocks a Next reading it; from then
+// on Next returns [llm.ErrClosed]. Cancelling the context makes a blocked
+// Next return an error wrapping the context's error.
+//
 // # Errors and retries
 //
 // HTTP 401/403 are AUTH, 429 RATE_LIMIT, 408 and transport timeouts TIMEOUT,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -237,7 +238,17 @@ func TestStreamMapping(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunks, err := llm.Collect(s)
+			defer s.Close()
+			var chunks []llm.Chunk
+			for err == nil {
+				var c llm.Chunk
+				if c, err = s.Next(); err == nil {
+					chunks = append(chunks, c)
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
 			diffLines(t, encodeAll(t, chunks), tt.want)
 			if tt.wantCode == "" {
 				if err != nil {
@@ -252,9 +263,15 @@ func TestStreamMapping(t *testing.T) {
 			if !pe.Retryable() {
 				t.Fatalf("%s is not retryable", pe.Code)
 			}
-			// The error is sticky.
+			// The error is sticky, until Close.
 			if _, again := s.Next(); again != err {
 				t.Fatalf("Next after the error = %v, want the same error", again)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if _, again := s.Next(); !errors.Is(again, llm.ErrClosed) {
+				t.Fatalf("Next after the error and Close = %v, want llm.ErrClosed", again)
 			}
 		})
 	}

@@ -49,8 +49,12 @@ func newStream(ctx context.Context, cancel context.CancelFunc, sse *ssestream.St
 	return &stream{ctx: ctx, cancel: cancel, sse: sse, key: key, tools: map[int64]*block{}}
 }
 
-// Next implements llm.Stream.
+// Next implements llm.Stream. Once Close has been called it returns
+// llm.ErrClosed, also after io.EOF or a failure.
 func (s *stream) Next() (llm.Chunk, error) {
+	if s.closed.Load() {
+		return llm.Chunk{}, llm.ErrClosed
+	}
 	for len(s.pending) == 0 {
 		if s.err != nil {
 			return llm.Chunk{}, s.err
@@ -62,7 +66,8 @@ func (s *stream) Next() (llm.Chunk, error) {
 	return c, nil
 }
 
-// Close implements llm.Stream.
+// Close implements llm.Stream. It cancels the request and closes the
+// response body, which unblocks a Next reading it.
 func (s *stream) Close() error {
 	if s.closed.Swap(true) {
 		return nil

@@ -57,31 +57,45 @@ func (p *Provider) Stream(ctx context.Context, _ llm.Request) (llm.Stream, error
 	}
 	p.next++
 	p.inFlight = true
-	return &stream{p: p, ctx: ctx, e: e}, nil
+	return &stream{p: p, ctx: ctx, e: e, closed: make(chan struct{})}, nil
 }
 
+// stream serves one entry. Next runs on one goroutine at a time; Close may
+// run on any goroutine.
 type stream struct {
 	p      *Provider
 	ctx    context.Context
 	e      Entry
 	i      int
 	ready  bool
+	err    error // terminal: io.EOF or a failure, returned again by every later Next
 	once   sync.Once
-	closed chan struct{}
-	cmu    sync.Mutex
+	closed chan struct{} // closed by Close
 }
 
-func (s *stream) closedCh() chan struct{} {
-	s.cmu.Lock()
-	defer s.cmu.Unlock()
-	if s.closed == nil {
-		s.closed = make(chan struct{})
-	}
-	return s.closed
-}
+// errClosed is what Next returns once the stream is closed.
+var errClosed = fmt.Errorf("replay: %w", llm.ErrClosed)
 
-// Next implements llm.Stream.
+// Next implements llm.Stream. The end is sticky: once it returned io.EOF or
+// an error it returns that again, until Close, after which it returns
+// llm.ErrClosed.
 func (s *stream) Next() (llm.Chunk, error) {
+	select {
+	case <-s.closed:
+		return llm.Chunk{}, errClosed
+	default:
+	}
+	if s.err != nil {
+		return llm.Chunk{}, s.err
+	}
+	c, err := s.next()
+	if err != nil {
+		s.err = err
+	}
+	return c, err
+}
+
+func (s *stream) next() (llm.Chunk, error) {
 	if err := s.ctx.Err(); err != nil {
 		return llm.Chunk{}, fmt.Errorf("replay: %w", err)
 	}
@@ -107,17 +121,18 @@ func (s *stream) Next() (llm.Chunk, error) {
 		select {
 		case <-s.ctx.Done():
 			return llm.Chunk{}, fmt.Errorf("replay: %w", s.ctx.Err())
-		case <-s.closedCh():
-			return llm.Chunk{}, fmt.Errorf("replay: stream closed")
+		case <-s.closed:
+			return llm.Chunk{}, errClosed
 		}
 	}
 	return llm.Chunk{}, io.EOF
 }
 
-// Close implements llm.Stream.
+// Close implements llm.Stream. It unblocks a hanging Next and lets the
+// provider open the next stream.
 func (s *stream) Close() error {
 	s.once.Do(func() {
-		close(s.closedCh())
+		close(s.closed)
 		s.p.mu.Lock()
 		s.p.inFlight = false
 		s.p.mu.Unlock()
