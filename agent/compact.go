@@ -288,11 +288,7 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 		return "", nil, nil, err
 	}
 	defer stream.Close()
-	var (
-		blocks []*llm.Block
-		text   strings.Builder
-		usage  json.RawMessage
-	)
+	var asm llm.Assembler
 	for {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
@@ -301,35 +297,23 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 		if err != nil {
 			return "", nil, nil, err
 		}
-		switch c.Type {
-		case llm.ChunkBlockEnd:
-			if c.Block != nil {
-				blocks = append(blocks, c.Block)
-				if c.Block.Type == llm.BlockText {
-					text.WriteString(c.Block.Text)
-				}
-			}
-		case llm.ChunkUsage:
-			raw, _ := c.AppendJSON(nil)
-			var u struct {
-				Usage json.RawMessage `json:"usage"`
-			}
-			_ = json.Unmarshal(raw, &u)
-			usage = u.Usage
-		case llm.ChunkFinish:
-			if c.Reason != nil && c.Reason.Kind == llm.FinishError && c.Reason.Failure != nil {
-				return "", nil, nil, &llm.ProviderError{Code: c.Reason.Failure.Code, Message: c.Reason.Failure.Message}
-			}
+		if _, err := asm.Add(c); err != nil {
+			return "", nil, nil, err
 		}
 	}
-	parts := make([]sessionlog.ContentPart, 0, len(blocks))
-	for _, b := range blocks {
-		parts = append(parts, blockPart(&block{end: b}))
+	// A summary stream without a finish chunk is still a summary.
+	if _, err := asm.Finish(); err != nil && !errors.Is(err, llm.ErrNoFinish) {
+		return "", nil, nil, err
 	}
-	if text.Len() == 0 {
+	text := asm.Text()
+	if text == "" {
 		return "", nil, nil, errors.New("the summary call returned no text")
 	}
-	return text.String(), sessionlog.AppendParts(nil, parts), usage, nil
+	var usage json.RawMessage
+	if u := asm.Usage(); u != nil {
+		usage = u.AppendJSON(nil)
+	}
+	return text, asm.Content(), usage, nil
 }
 
 // compactCommand handles a /compact prompt: it compacts now, in the turn

@@ -15,21 +15,11 @@ import (
 // maxSteps bounds the steps of one turn.
 const maxSteps = 100
 
-// block accumulates one content block of a model response.
-type block struct {
-	typ        string
-	text       []byte
-	id, name   string
-	args       []byte
-	end        *llm.Block
-	blockIndex int
-}
-
-// callResult is the outcome of a model call.
+// callResult is the outcome of a model call: the seqs of its logged
+// chunks and what they assemble to.
 type callResult struct {
 	chunkSeqs []int
-	blocks    []*block
-	usage     json.RawMessage
+	asm       llm.Assembler
 	finish    string
 }
 
@@ -98,7 +88,7 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeAssistantMessage, r.e.assistantData(r.turn, step, res, false), sessionlog.AppendOp(), res.chunkSeqs); err != nil {
 		return failEnd(err), false
 	}
-	calls := res.toolCalls()
+	calls := res.asm.ToolCalls()
 	if len(calls) == 0 {
 		return endOfAnswer(res.finish), false
 	}
@@ -135,7 +125,7 @@ func (r *run) preStep(ctx context.Context, step int) (turnEnd, bool) {
 
 // interrupted logs what a cancelled model call streamed so far as an
 // interrupted assistant message, and ends the turn aborted.
-func (r *run) interrupted(ctx context.Context, step int, res callResult) turnEnd {
+func (r *run) interrupted(ctx context.Context, step int, res *callResult) turnEnd {
 	if len(res.chunkSeqs) > 0 {
 		data := r.e.assistantData(r.turn, step, res, true)
 		if _, err := r.s.emit(context.WithoutCancel(ctx), r.e.now(), sessionlog.TypeAssistantMessage, data, sessionlog.AppendOp(), res.chunkSeqs); err != nil {
@@ -154,17 +144,6 @@ func endOfAnswer(finish string) turnEnd {
 		return endWith(sessionlog.EndBlocked, StopRefusal)
 	}
 	return endWith(sessionlog.EndCompleted, StopEndTurn)
-}
-
-// toolCalls lists the response's tool-call blocks.
-func (res *callResult) toolCalls() []*block {
-	var calls []*block
-	for _, b := range res.blocks {
-		if b.typ == llm.BlockToolCall {
-			calls = append(calls, b)
-		}
-	}
-	return calls
 }
 
 // prepareRequest writes the header the step owes and request/context, makes
@@ -222,15 +201,14 @@ func (e *Engine) requestContext() sessionlog.RequestContextData {
 }
 
 // callModel streams one model call into the log and the client.
-func (r *run) callModel(ctx context.Context, step int, req llm.Request) (callResult, error) {
-	var res callResult
+func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callResult, error) {
+	res := &callResult{}
 	where := fmt.Sprintf("turn %d step %d", r.turn, step)
 	stream, err := r.s.provider.Stream(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)
 	}
 	defer stream.Close()
-	acc := assembler{res: &res, byIndex: map[int]*block{}}
 	for {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
@@ -248,82 +226,23 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (callRes
 			return res, err
 		}
 		res.chunkSeqs = append(res.chunkSeqs, seq)
-		switch c.Type {
-		case llm.ChunkTextDelta:
-			r.c.Updates.Text(ctx, c.Text)
-		case llm.ChunkReasoningDelta:
-			r.c.Updates.Thought(ctx, c.Text)
+		d, err := res.asm.Add(c)
+		switch d.Type {
+		case llm.BlockText:
+			r.c.Updates.Text(ctx, d.Text)
+		case llm.BlockReasoning:
+			r.c.Updates.Thought(ctx, d.Text)
 		}
-		if err := acc.add(c); err != nil {
+		if err != nil {
 			return res, err
 		}
 	}
-	if res.finish == "" {
+	fin, err := res.asm.Finish()
+	if errors.Is(err, llm.ErrNoFinish) {
 		return res, fmt.Errorf("%s: the model stream ended without a finish chunk", where)
 	}
-	return res, nil
-}
-
-// assembler builds a call's blocks, usage and finish from its chunks.
-type assembler struct {
-	res     *callResult
-	byIndex map[int]*block
-}
-
-func (a *assembler) blockAt(index int, typ string) *block {
-	b := a.byIndex[index]
-	if b == nil {
-		b = &block{typ: typ, blockIndex: index}
-		a.byIndex[index] = b
-		a.res.blocks = append(a.res.blocks, b)
-	}
-	return b
-}
-
-func (a *assembler) add(c llm.Chunk) error {
-	res := a.res
-	switch c.Type {
-	case llm.ChunkBlockStart:
-		b := &block{typ: c.BlockType, blockIndex: c.Index}
-		a.byIndex[c.Index] = b
-		res.blocks = append(res.blocks, b)
-	case llm.ChunkTextDelta:
-		b := a.blockAt(c.Index, llm.BlockText)
-		b.text = append(b.text, c.Text...)
-	case llm.ChunkReasoningDelta:
-		b := a.blockAt(c.Index, llm.BlockReasoning)
-		b.text = append(b.text, c.Text...)
-	case llm.ChunkToolCallDelta:
-		b := a.blockAt(c.Index, llm.BlockToolCall)
-		if c.ID != "" {
-			b.id = c.ID
-		}
-		if c.Name != "" {
-			b.name = c.Name
-		}
-		b.args = append(b.args, c.ArgumentsDelta...)
-	case llm.ChunkBlockEnd:
-		if b := a.byIndex[c.Index]; b != nil && c.Block != nil {
-			b.end = c.Block
-		}
-	case llm.ChunkUsage:
-		if c.Usage != nil {
-			raw, _ := c.AppendJSON(nil)
-			var u struct {
-				Usage json.RawMessage `json:"usage"`
-			}
-			_ = json.Unmarshal(raw, &u)
-			res.usage = u.Usage
-		}
-	case llm.ChunkFinish:
-		if c.Reason != nil {
-			res.finish = c.Reason.Kind
-			if c.Reason.Kind == llm.FinishError && c.Reason.Failure != nil {
-				return &llm.ProviderError{Code: c.Reason.Failure.Code, Message: c.Reason.Failure.Message, Err: errRecordedFailure}
-			}
-		}
-	}
-	return nil
+	res.finish = fin.Kind
+	return res, err
 }
 
 // maxModelRetries bounds the retries of a retryable model failure (an empty
@@ -339,7 +258,7 @@ const maxModelRetries = 2
 // request (the same message series). Before each wait the client gets a
 // thought saying what failed and when the next attempt comes; it is not
 // written to the log, so reconstruction and replay are unchanged.
-func (r *run) callWithRetry(ctx context.Context, step int, req llm.Request) (callResult, error) {
+func (r *run) callWithRetry(ctx context.Context, step int, req llm.Request) (*callResult, error) {
 	for attempt := 1; ; attempt++ {
 		res, err := r.callModel(ctx, step, req)
 		var pe *llm.ProviderError
@@ -355,7 +274,7 @@ func (r *run) callWithRetry(ctx context.Context, step int, req llm.Request) (cal
 // retry logs a failed attempt and waits before the next one.
 func (r *run) retry(ctx context.Context, step, attempt int, pe *llm.ProviderError) error {
 	s := r.s
-	if !errors.Is(pe, errRecordedFailure) {
+	if !errors.Is(pe, llm.ErrStreamFailure) {
 		if err := r.logFailure(ctx, step, pe); err != nil {
 			return err
 		}
@@ -396,9 +315,6 @@ func (r *run) logFailure(ctx context.Context, step int, pe *llm.ProviderError) e
 	return err
 }
 
-// errRecordedFailure marks a failure the stream itself logged as a finish chunk.
-var errRecordedFailure = errors.New("failure recorded in the stream")
-
 // modelFailure logs a failed model call and ends the turn with an error.
 func (r *run) modelFailure(ctx context.Context, step int, err error) turnEnd {
 	var pe *llm.ProviderError
@@ -410,7 +326,7 @@ func (r *run) modelFailure(ctx context.Context, step int, err error) turnEnd {
 		if code == "" {
 			code = "UNKNOWN"
 		}
-		if !errors.Is(err, errRecordedFailure) {
+		if !errors.Is(err, llm.ErrStreamFailure) {
 			if lerr := r.logFailure(ctx, step, pe); lerr != nil {
 				return failEnd(lerr)
 			}
@@ -441,45 +357,21 @@ func retryNotice(pe *llm.ProviderError, delay time.Duration, next, total int) st
 	return fmt.Sprintf("model endpoint failed (%s), retrying %s (attempt %d of %d)\n", what, when, next, total)
 }
 
-// blockPart renders a finished block as a message content part.
-func blockPart(b *block) sessionlog.ContentPart {
-	if b.end != nil {
-		switch b.end.Type {
-		case llm.BlockText:
-			return sessionlog.TextPart(b.end.Text)
-		case llm.BlockReasoning:
-			return sessionlog.ReasoningPart(b.end.Text)
-		case llm.BlockToolCall:
-			return sessionlog.ToolCallPart(b.end.ID, b.end.Name, b.end.Arguments)
-		}
-		if b.end.Raw != nil {
-			return sessionlog.RawPart(b.end.Raw)
-		}
-	}
-	switch b.typ {
-	case llm.BlockToolCall:
-		return sessionlog.ToolCallPart(b.id, b.name, string(b.args))
-	case llm.BlockReasoning:
-		return sessionlog.ReasoningPart(string(b.text))
-	}
-	return sessionlog.TextPart(string(b.text))
-}
-
 // assistantData is the assistant/message of a model call.
-func (e *Engine) assistantData(turn, step int, res callResult, interrupted bool) sessionlog.AssistantMessageData {
-	parts := make([]sessionlog.ContentPart, 0, len(res.blocks))
-	for _, b := range res.blocks {
-		parts = append(parts, blockPart(b))
+func (e *Engine) assistantData(turn, step int, res *callResult, interrupted bool) sessionlog.AssistantMessageData {
+	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, e.cfg.Model, e.newID(), rawParts(res.asm.Parts())...)
+	if u := res.asm.Usage(); u != nil {
+		d.Usage = u.AppendJSON(nil)
 	}
-	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, e.cfg.Model, e.newID(), parts...)
-	d.Usage, d.Interrupted = res.usage, interrupted
+	d.Interrupted = interrupted
 	return d
 }
 
-// toolCallOf returns the id, name and arguments of a tool-call block.
-func toolCallOf(b *block) (id, name, args string) {
-	if b.end != nil && b.end.Type == llm.BlockToolCall {
-		return b.end.ID, b.end.Name, b.end.Arguments
+// rawParts wraps a call's assembled content parts for the log.
+func rawParts(parts []json.RawMessage) []sessionlog.ContentPart {
+	out := make([]sessionlog.ContentPart, len(parts))
+	for i, p := range parts {
+		out[i] = sessionlog.RawPart(p)
 	}
-	return b.id, b.name, string(b.args)
+	return out
 }

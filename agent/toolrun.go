@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -19,10 +20,10 @@ import (
 // toolCall logs a tool call, runs it (asking for escalation when the call
 // requests a wider mode) and logs its result. *cancelled is set when the
 // turn was cancelled before or while the tool ran.
-func (r *run) toolCall(ctx context.Context, step int, b *block, cancelled *bool) error {
+func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled *bool) error {
 	s, u := r.s, r.c.Updates
 	wctx := context.WithoutCancel(ctx)
-	id, name, args := toolCallOf(b)
+	id, name, args := tc.ID, tc.Name, tc.Arguments
 	callSeq, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolCall,
 		sessionlog.ToolCallData{Turn: r.turn, Step: step, CallID: id, Name: name, Arguments: args}, nil, nil)
 	if err != nil {
