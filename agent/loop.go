@@ -89,7 +89,9 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 		return failEnd(err), false
 	}
 	calls := res.asm.ToolCalls()
-	if len(calls) == 0 {
+	// A response cut at the token limit may end in a truncated tool call:
+	// none of its calls runs (the recording system's rule).
+	if len(calls) == 0 || res.finish == llm.FinishMaxTokens {
 		return endOfAnswer(res.finish), false
 	}
 	cancelled := false
@@ -137,11 +139,8 @@ func (r *run) interrupted(ctx context.Context, step int, res *callResult) turnEn
 
 // endOfAnswer is the end of a turn whose last model call asked for no tool.
 func endOfAnswer(finish string) turnEnd {
-	switch finish {
-	case llm.FinishLength:
+	if finish == llm.FinishMaxTokens {
 		return endWith(sessionlog.EndMaxTokens, StopMaxTokens)
-	case llm.FinishContentFilter:
-		return endWith(sessionlog.EndBlocked, StopRefusal)
 	}
 	return endWith(sessionlog.EndCompleted, StopEndTurn)
 }

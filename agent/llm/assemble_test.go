@@ -213,7 +213,7 @@ func TestAssembler(t *testing.T) {
 		{
 			name: "the last usage and the last finish win",
 			in: `{"type":"usage","usage":{"inputTokens":1,"outputTokens":1}}
-				{"type":"finish","reason":{"kind":"length"}}
+				{"type":"finish","reason":{"kind":"max-tokens"}}
 				{"type":"usage","usage":{"inputTokens":2,"outputTokens":3,"reasoningTokens":0}}
 				` + stop,
 			content: `[]`,

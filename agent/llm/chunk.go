@@ -29,15 +29,16 @@ const (
 	BlockToolCall  = "tool-call"
 )
 
-// Finish reason kinds: the values of [FinishReason.Kind] produced by the
-// providers in this module.
+// Finish reason kinds: the values of [FinishReason.Kind], the recording
+// system's vocabulary. A provider's other reasons (a content filter, an
+// overloaded server) are "error" finishes whose failure names them.
 const (
-	FinishStop          = "stop"
-	FinishToolCalls     = "tool-calls"
-	FinishLength        = "length"
-	FinishContentFilter = "content-filter"
-	FinishOther         = "other"
-	FinishError         = "error"
+	FinishStop      = "stop"
+	FinishToolCalls = "tool-calls"
+	FinishMaxTokens = "max-tokens"
+	// FinishAborted ends a stream the caller aborted; it carries a failure.
+	FinishAborted = "aborted"
+	FinishError   = "error"
 )
 
 // Chunk is one element of a model stream. Which fields are meaningful

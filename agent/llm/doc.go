@@ -48,8 +48,8 @@
 // order of appearance), streams deltas into open blocks, closes every open
 // block with block-end (in index order), then reports at most one usage chunk
 // and ends with exactly one finish chunk, after which [Stream.Next] returns
-// [io.EOF]. Finish reason kinds are "stop", "tool-calls", "length",
-// "content-filter", "other", and "error" (with a failure) when a failure is
+// [io.EOF]. Finish reason kinds are "stop", "tool-calls", "max-tokens",
+// "aborted", and "error" (with a failure) when a failure is
 // recorded.
 //
 // [Assembler] is the one place that rebuilds the assistant message of a

@@ -120,7 +120,7 @@ func TestDeepSeekWire(t *testing.T) {
 				`{"type":"block-start","index":0,"blockType":"text"}`,
 				`{"type":"text-delta","index":0,"text":"x"}`,
 				`{"type":"block-end","index":0,"block":{"type":"text","text":"x"}}`,
-				`{"type":"finish","reason":{"kind":"other"}}`,
+				`{"type":"finish","reason":{"kind":"error","failure":{"message":"model stopped: insufficient_system_resource","code":"INSUFFICIENT_SYSTEM_RESOURCE"}}}`,
 			},
 		},
 		{

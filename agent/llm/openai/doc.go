@@ -35,8 +35,10 @@
 // minus cache hits and cacheReadTokens = cache hits (DeepSeek's
 // prompt_cache_hit_tokens, else OpenAI's prompt_tokens_details.cached_tokens),
 // and reasoningTokens from completion_tokens_details. Finish reasons map
-// stop→"stop", tool_calls→"tool-calls", length→"length",
-// content_filter→"content-filter", anything else→"other".
+// stop→"stop", tool_calls→"tool-calls", length→"max-tokens", anything
+// else (content_filter, …)→an "error" finish with the failure "model
+// stopped: REASON" and the code REASON upper-cased, as the recording
+// system's DeepSeek adapter maps them.
 //
 // A stream that finishes with no content yields its usage chunk and then an
 // EMPTY_RESPONSE [llm.ProviderError]; a stream cut before a finish reason

@@ -199,7 +199,7 @@ func TestStreamMapping(t *testing.T) {
 				`{"type":"text-delta","index":0,"text":"cut"}`,
 				`{"type":"block-end","index":0,"block":{"type":"text","text":"cut"}}`,
 				`{"type":"usage","usage":{"inputTokens":0,"outputTokens":0,"cacheReadTokens":0,"reasoningTokens":0}}`,
-				`{"type":"finish","reason":{"kind":"length"}}`,
+				`{"type":"finish","reason":{"kind":"max-tokens"}}`,
 			},
 		},
 		{
@@ -210,7 +210,7 @@ func TestStreamMapping(t *testing.T) {
 				`{"type":"text-delta","index":0,"text":"no"}`,
 				`{"type":"block-end","index":0,"block":{"type":"text","text":"no"}}`,
 				`{"type":"usage","usage":{"inputTokens":0,"outputTokens":0,"cacheReadTokens":0,"reasoningTokens":0}}`,
-				`{"type":"finish","reason":{"kind":"content-filter"}}`,
+				`{"type":"finish","reason":{"kind":"error","failure":{"message":"model stopped: content_filter","code":"CONTENT_FILTER"}}}`,
 			},
 		},
 		{

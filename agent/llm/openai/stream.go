@@ -133,23 +133,25 @@ func (s *stream) end() {
 		s.err = &llm.ProviderError{Code: llm.CodeEmptyResponse, Message: "model returned a completed response with no content"}
 		return
 	}
-	s.pending = append(s.pending, llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: finishKind(s.finish)}})
+	s.pending = append(s.pending, llm.Chunk{Type: llm.ChunkFinish, Reason: finishReason(s.finish)})
 	s.err = io.EOF
 }
 
-func finishKind(reason string) string {
+// finishReason maps the wire finish_reason onto the recording system's
+// vocabulary, as its DeepSeek adapter does: stop, tool-calls, max-tokens
+// (length); anything else (content_filter, insufficient_system_resource,
+// a future value) is an error finish naming the reason, code upper-cased.
+func finishReason(reason string) *llm.FinishReason {
 	switch reason {
 	case "stop":
-		return llm.FinishStop
+		return &llm.FinishReason{Kind: llm.FinishStop}
 	case "tool_calls", "function_call":
-		return llm.FinishToolCalls
+		return &llm.FinishReason{Kind: llm.FinishToolCalls}
 	case "length":
-		return llm.FinishLength
-	case "content_filter":
-		return llm.FinishContentFilter
-	default:
-		return llm.FinishOther
+		return &llm.FinishReason{Kind: llm.FinishMaxTokens}
 	}
+	return &llm.FinishReason{Kind: llm.FinishError, Failure: &llm.Failure{
+		Message: "model stopped: " + reason, Code: strings.ToUpper(reason)}}
 }
 
 // open starts a block of type typ and queues its block-start.
