@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -23,13 +24,6 @@ import (
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
 var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write"}
-
-// reelOps are the steps reel's harness drives for corpus scenarios.
-var reelOps = []scenario.Op{
-	scenario.OpInitialize, scenario.OpNewSession, scenario.OpPrompt, scenario.OpPromptAndCancel,
-	scenario.OpPromptExpectError, scenario.OpPromptAndWaitForAgentMessage, scenario.OpWaitForTurnEnd,
-	scenario.OpWaitForTurnStart, scenario.OpWaitForFile,
-}
 
 // CorpusResult is one corpus scenario's outcome.
 type CorpusResult struct {
@@ -62,15 +56,21 @@ var policyText = regexp.MustCompile(`Current DSH file policy: ([a-z-]+)`)
 // what the run must reproduce. A non-empty reason means it cannot.
 func Eligible(dir string) (*CorpusCase, string, error) {
 	sc, err := scenario.Load(dir)
+	var se *scenario.Error
+	if errors.Is(err, scenario.ErrUnknownOp) && errors.As(err, &se) {
+		// The corpus's vocabulary grows with the reference: a step reel's
+		// vocabulary does not define is outside reel, not a broken run.
+		return nil, strings.TrimPrefix(err.Error(), filepath.Dir(se.File)+string(filepath.Separator)), nil
+	}
 	if err != nil {
 		return nil, "", err
 	}
 	for _, st := range sc.Input.Steps {
-		if !slices.Contains(reelOps, st.Op) {
+		// An op of the corpus's vocabulary reel's harness does not drive;
+		// and prompts with content blocks (an image), which reel's agent
+		// does not send to the model as recorded.
+		if !st.Driven() || st.Op == scenario.OpPromptContent {
 			return nil, fmt.Sprintf("uses step %s", st.Op), nil
-		}
-		if st.Op == scenario.OpPromptContent {
-			return nil, "uses promptContent", nil
 		}
 	}
 	if len(sc.Sessions) == 0 {

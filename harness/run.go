@@ -179,7 +179,7 @@ func segments(steps []scenario.Step) [][]scenario.Step {
 	var out [][]scenario.Step
 	cur := []scenario.Step{}
 	for _, s := range steps {
-		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpLoadSessionExpectError) && !onlyInitialize(cur) {
+		if s.Op == scenario.OpLoadSession && !onlyInitialize(cur) {
 			out = append(out, cur)
 			cur = []scenario.Step{}
 		}
@@ -208,7 +208,7 @@ func opens(seg []scenario.Step, created int) []int {
 		case scenario.OpNewSession:
 			out = append(out, created)
 			created++
-		case scenario.OpLoadSession, scenario.OpLoadSessionExpectError:
+		case scenario.OpLoadSession:
 			out = append(out, s.Session)
 		}
 	}
@@ -371,7 +371,7 @@ func (d *driver) sessionID(idx int) (string, error) {
 func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 	for i, st := range steps {
 		sctx, cancel := context.WithTimeout(ctx, d.timeout())
-		err := d.step(sctx, st)
+		err := st.Run(sctx, d)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s", i+1, st.Op, err, tail(d.p.errBuf.Bytes()))
@@ -386,106 +386,140 @@ var initializeParams = map[string]any{
 	"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
 }
 
-func (d *driver) step(ctx context.Context, st scenario.Step) error {
-	c := d.p.client
-	switch st.Op {
-	case scenario.OpInitialize:
-		return c.Call(ctx, "initialize", initializeParams, nil)
-	case scenario.OpNewSession:
-		var resp struct {
-			SessionID string `json:"sessionId"`
-		}
-		if err := c.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": []any{}}, &resp); err != nil {
-			return err
-		}
-		d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)
-		return nil
-	case scenario.OpLoadSession:
-		id, err := d.sessionID(st.Session)
-		if err != nil {
-			return err
-		}
-		if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
-			return err
-		}
-		return c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": []any{}}, nil)
-	case scenario.OpLoadSessionExpectError:
-		id, err := d.sessionID(st.Session)
-		if err != nil {
-			return err
-		}
-		if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
-			return err
-		}
-		err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": []any{}}, nil)
-		var rpcErr *jsonrpc2.Error
-		if !errors.As(err, &rpcErr) {
-			return fmt.Errorf("session/load of session %d should have been refused, got %v", st.Session, err)
-		}
-		d.run.Refused[st.Session] = true
-		return nil
-	case scenario.OpSetMode:
-		id, err := d.sessionID(st.Session)
-		if err != nil {
-			return err
-		}
-		return c.Call(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": st.Mode}, nil)
-	case scenario.OpPrompt, scenario.OpPromptContent:
-		_, err := d.prompt(ctx, st)
-		return err
-	case scenario.OpPromptExpectError:
-		_, err := d.prompt(ctx, st)
-		if err == nil {
-			return errors.New("the prompt succeeded, but the scenario expects an error")
-		}
-		var rpcErr *jsonrpc2.Error
-		if errors.As(err, &rpcErr) {
-			return nil
-		}
-		return err
-	case scenario.OpPromptAndWaitForAgentMessage:
-		mark := c.Len()
-		d.promptAsync(st)
-		_, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
-			return n.Index >= mark && n.Update == "agent_message_chunk" && (st.WaitForText == "" || strings.Contains(string(n.Params), st.WaitForText))
-		})
-		return err
-	case scenario.OpPromptAndCancel:
-		id, err := d.sessionID(st.Session)
-		if err != nil {
-			return err
-		}
-		mark := c.Len()
-		d.promptAsync(st)
-		if st.WaitForFile != nil && d.r.Mode != Record {
-			if err := waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.WaitForFile.Path))); err != nil {
-				return err
-			}
-		} else if _, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
-			return n.Index >= mark && n.Update == "agent_message_chunk"
-		}); err != nil {
-			return err
-		}
-		return c.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
-	case scenario.OpCancel:
-		id, err := d.sessionID(st.Session)
-		if err != nil {
-			return err
-		}
-		return c.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
-	case scenario.OpWaitForTurnEnd:
-		return d.waitPending(ctx)
-	case scenario.OpWaitForTurnStart:
-		_, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool { return n.Method == "session/update" })
-		return err
-	case scenario.OpWaitForFile:
-		return waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.Path)))
-	}
-	return fmt.Errorf("op %s is not supported by reel's harness", st.Op)
+// The run functions of the step vocabulary (scenario.Driver): which op
+// each runs, and the fields it reads, is the vocabulary in package
+// scenario.
+var _ scenario.Driver = (*driver)(nil)
+
+// Initialize sends initialize.
+func (d *driver) Initialize(ctx context.Context, _ scenario.Step) error {
+	return d.p.client.Call(ctx, "initialize", initializeParams, nil)
 }
 
-// prompt sends session/prompt and waits for its answer.
-func (d *driver) prompt(ctx context.Context, st scenario.Step) (string, error) {
+// NewSession sends session/new and records the session's id.
+func (d *driver) NewSession(ctx context.Context, _ scenario.Step) error {
+	var resp struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := d.p.client.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": []any{}}, &resp); err != nil {
+		return err
+	}
+	d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)
+	return nil
+}
+
+// LoadSession sends initialize and session/load to the fresh process. With
+// ExpectError the load must be refused; the session's log is then not
+// harvested.
+func (d *driver) LoadSession(ctx context.Context, st scenario.Step) error {
+	c := d.p.client
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
+		return err
+	}
+	err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": []any{}}, nil)
+	if !st.ExpectError {
+		return err
+	}
+	var rpcErr *jsonrpc2.Error
+	if !errors.As(err, &rpcErr) {
+		return fmt.Errorf("session/load of session %d should have been refused, got %v", st.Session, err)
+	}
+	d.run.Refused[st.Session] = true
+	return nil
+}
+
+// SetMode sends session/set_mode.
+func (d *driver) SetMode(ctx context.Context, st scenario.Step) error {
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	return d.p.client.Call(ctx, "session/set_mode", map[string]any{"sessionId": id, "modeId": st.Mode}, nil)
+}
+
+// Prompt sends session/prompt and waits for the answer; with ExpectError
+// the answer must be a JSON-RPC error.
+func (d *driver) Prompt(ctx context.Context, st scenario.Step) error {
+	_, err := d.sendPrompt(ctx, st)
+	if !st.ExpectError {
+		return err
+	}
+	if err == nil {
+		return errors.New("the prompt succeeded, but the scenario expects an error")
+	}
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) {
+		return nil
+	}
+	return err
+}
+
+// PromptAndWaitForAgentMessage sends a prompt without waiting for its
+// answer and waits for the agent's message text to contain WaitForText.
+func (d *driver) PromptAndWaitForAgentMessage(ctx context.Context, st scenario.Step) error {
+	c := d.p.client
+	mark := c.Len()
+	d.promptAsync(st)
+	_, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
+		return n.Index >= mark && n.Update == "agent_message_chunk" && (st.WaitForText == "" || strings.Contains(string(n.Params), st.WaitForText))
+	})
+	return err
+}
+
+// PromptAndCancel sends a prompt without waiting for its answer, waits for
+// the ready file (in record mode: for the first message chunk), then sends
+// session/cancel.
+func (d *driver) PromptAndCancel(ctx context.Context, st scenario.Step) error {
+	c := d.p.client
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	mark := c.Len()
+	d.promptAsync(st)
+	if st.WaitForFile != nil && d.r.Mode != Record {
+		if err := waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.WaitForFile.Path))); err != nil {
+			return err
+		}
+	} else if _, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
+		return n.Index >= mark && n.Update == "agent_message_chunk"
+	}); err != nil {
+		return err
+	}
+	return c.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
+}
+
+// Cancel sends the session/cancel notification.
+func (d *driver) Cancel(ctx context.Context, st scenario.Step) error {
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	return d.p.client.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
+}
+
+// WaitForTurnEnd waits for the prompts sent without waiting to be answered.
+func (d *driver) WaitForTurnEnd(ctx context.Context, _ scenario.Step) error {
+	return d.waitPending(ctx)
+}
+
+// WaitForTurnStart waits for the next session/update.
+func (d *driver) WaitForTurnStart(ctx context.Context, _ scenario.Step) error {
+	_, err := d.p.client.WaitFor(ctx, func(n rpcclient.Notification) bool { return n.Method == "session/update" })
+	return err
+}
+
+// WaitForFile waits until Path exists in the run's cwd.
+func (d *driver) WaitForFile(ctx context.Context, st scenario.Step) error {
+	return waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.Path)))
+}
+
+// sendPrompt sends session/prompt and waits for its answer.
+func (d *driver) sendPrompt(ctx context.Context, st scenario.Step) (string, error) {
 	id, err := d.sessionID(st.Session)
 	if err != nil {
 		return "", err
@@ -506,7 +540,7 @@ func (d *driver) promptAsync(st scenario.Step) {
 		defer p.pending.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), d.timeout())
 		defer cancel()
-		_, err := d.prompt(ctx, st)
+		_, err := d.sendPrompt(ctx, st)
 		if err != nil {
 			p.pmu.Lock()
 			p.perr = errors.Join(p.perr, err)

@@ -214,31 +214,114 @@ func sortedKeys[V any](m map[string]V) []string {
 // secretPattern matches what looks like an API key or bearer token.
 var secretPattern = regexp.MustCompile(`(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`)
 
-// Guard checks the fixtures and goldens as a whole: orphan scenario
-// folders, missing files, non-canonical logs, duplicate pinned content,
-// goldens no scenario produces, and anything that looks like a secret.
-func (s *Suite) Guard() []string {
-	var problems []string
-	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	orphans, err := scenario.Orphans(s.Fixtures)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	for _, o := range orphans {
-		add("%s: orphan scenario folder (no input.json)", o)
+// guard is one named check of the fixtures and goldens as a whole; fn
+// returns its problems, each naming the offending file or scenario.
+type guard struct {
+	name string
+	fn   func(s *Suite, fx *fixtureSet) []string
+}
+
+// guards are the suite's guards, run in this order.
+var guards = []guard{
+	{"orphan-folders", guardOrphans},
+	{"scenario-loads", guardLoads},
+	{"missing-files", guardMissingFiles},
+	{"packed-layout", guardPackedLayout},
+	{"duplicate-pins", guardDuplicatePins},
+	{"unused-goldens", guardUnusedGoldens},
+	{"secrets", guardSecrets},
+}
+
+// fixtureSet is what the guards look at: the fixtures folder surveyed and
+// every scenario in it loaded once.
+type fixtureSet struct {
+	orphans   []string
+	scenarios []*scenario.Scenario
+	loadErrs  []error
+	// logs are the recorded session logs, per scenario in session order.
+	logs []fixtureLog
+}
+
+// fixtureLog is one recorded session log of a scenario.
+type fixtureLog struct {
+	sc   *scenario.Scenario
+	path string
+	raw  []byte
+	err  error // reading it failed
+}
+
+func (s *Suite) survey() (*fixtureSet, error) {
+	fx := &fixtureSet{}
+	var err error
+	if fx.orphans, err = scenario.Orphans(s.Fixtures); err != nil {
+		return nil, err
 	}
 	dirs, err := scenario.Discover(s.Fixtures)
 	if err != nil {
-		return []string{err.Error()}
+		return nil, err
 	}
-	usedPrompts, usedTools, names := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, dir := range dirs {
 		sc, err := scenario.Load(dir)
 		if err != nil {
-			add("%v", err)
+			fx.loadErrs = append(fx.loadErrs, err)
 			continue
 		}
-		names[sc.Name] = true
+		fx.scenarios = append(fx.scenarios, sc)
+		for _, f := range sc.Sessions {
+			raw, err := os.ReadFile(f)
+			fx.logs = append(fx.logs, fixtureLog{sc: sc, path: f, raw: raw, err: err})
+		}
+	}
+	return fx, nil
+}
+
+// Guard runs the guards over the fixtures and goldens as a whole and returns
+// their problems, in guard order, each as "GUARD: PROBLEM": orphan scenario
+// folders, scenarios that do not load, missing files (session logs, pinned
+// prompts and tool schemas, transcript goldens), logs not in the canonical
+// packed layout, duplicate pinned content, goldens no scenario produces, and
+// anything that looks like a secret.
+func (s *Suite) Guard() []string {
+	fx, err := s.survey()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	for _, g := range guards {
+		found := g.fn(s, fx)
+		slices.Sort(found)
+		for _, p := range found {
+			problems = append(problems, g.name+": "+p)
+		}
+	}
+	return problems
+}
+
+// guardOrphans: a folder under fixtures/ without an input.json.
+func guardOrphans(_ *Suite, fx *fixtureSet) []string {
+	var out []string
+	for _, o := range fx.orphans {
+		out = append(out, fmt.Sprintf("%s: orphan scenario folder (no input.json)", o))
+	}
+	return out
+}
+
+// guardLoads: a scenario folder the loader refuses.
+func guardLoads(_ *Suite, fx *fixtureSet) []string {
+	var out []string
+	for _, err := range fx.loadErrs {
+		out = append(out, err.Error())
+	}
+	return out
+}
+
+// guardMissingFiles: a created session without its log, a log that cannot
+// be read, a pinned prompt or tool list a log refers to but snapshots/ lacks,
+// a scenario without its transcript golden.
+func guardMissingFiles(s *Suite, fx *fixtureSet) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	for _, sc := range fx.scenarios {
 		opens := 0
 		for _, st := range sc.Input.Steps {
 			if st.Op == scenario.OpNewSession {
@@ -248,51 +331,101 @@ func (s *Suite) Guard() []string {
 		if len(sc.Sessions) < opens {
 			add("%s: %d session(s) are created but only %d session log(s) are recorded", sc.Name, opens, len(sc.Sessions))
 		}
-		for _, f := range sc.Sessions {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				add("%v", err)
-				continue
-			}
-			if err := canonical(f, raw); err != nil {
-				add("%v", err)
-			}
-			p, t := refsIn(raw)
-			for _, n := range p {
-				usedPrompts[n] = true
-				if _, ok, _ := readFile(GoldenPath(s.prompts(), n, ".md")); !ok {
-					add("%s: refers to {{prompt:%s}}, which is not pinned", f, n)
-				}
-			}
-			for _, n := range t {
-				usedTools[n] = true
-				if _, ok, _ := readFile(GoldenPath(s.tools(), n, ".json")); !ok {
-					add("%s: refers to {{tools:%s}}, which is not pinned", f, n)
-				}
-			}
-		}
 		if _, ok, _ := readFile(GoldenPath(s.transcripts(), sc.Name, ".jsonl")); !ok {
 			add("%s: no transcript golden", sc.Name)
 		}
 	}
-	seen := map[string]string{}
-	check := func(dir, ext string, used map[string]bool) {
-		files, _ := filepath.Glob(filepath.Join(dir, "*_1.snap"+ext))
-		for _, f := range files {
-			name := strings.TrimSuffix(filepath.Base(f), "_1.snap"+ext)
-			if !used[name] {
-				add("%s: golden that no scenario produces", f)
+	for _, l := range fx.logs {
+		if l.err != nil {
+			add("%v", l.err)
+			continue
+		}
+		p, t := refsIn(l.raw)
+		for _, n := range p {
+			if _, ok, _ := readFile(GoldenPath(s.prompts(), n, ".md")); !ok {
+				add("%s: refers to {{prompt:%s}}, which is not pinned", l.path, n)
 			}
+		}
+		for _, n := range t {
+			if _, ok, _ := readFile(GoldenPath(s.tools(), n, ".json")); !ok {
+				add("%s: refers to {{tools:%s}}, which is not pinned", l.path, n)
+			}
+		}
+	}
+	return out
+}
+
+// guardPackedLayout: a recorded log not in the canonical packed layout.
+func guardPackedLayout(_ *Suite, fx *fixtureSet) []string {
+	var out []string
+	for _, l := range fx.logs {
+		if l.err != nil {
+			continue // missing-files reports it
+		}
+		if err := canonical(l.path, l.raw); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+// goldens lists the golden files of dir with extension ext.
+func goldens(dir, ext string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*_1.snap"+ext))
+	return files
+}
+
+// guardDuplicatePins: two pinned prompts or tool lists with the same
+// content (pinned content is committed once).
+func guardDuplicatePins(s *Suite, _ *fixtureSet) []string {
+	var out []string
+	for _, set := range [][]string{goldens(s.prompts(), ".md"), goldens(s.tools(), ".json")} {
+		seen := map[string]string{}
+		for _, f := range set {
 			b, _ := os.ReadFile(f)
-			if prev, dup := seen[string(b)]; dup && ext != ".jsonl" {
-				add("%s: same content as %s (pinned content must be committed once)", f, prev)
+			if prev, dup := seen[string(b)]; dup {
+				out = append(out, fmt.Sprintf("%s: same content as %s (pinned content must be committed once)", f, prev))
 			}
 			seen[string(b)] = f
 		}
 	}
-	check(s.prompts(), ".md", usedPrompts)
-	check(s.tools(), ".json", usedTools)
-	check(s.transcripts(), ".jsonl", names)
+	return out
+}
+
+// guardUnusedGoldens: a pinned prompt, tool list or transcript that no
+// scenario produces.
+func guardUnusedGoldens(s *Suite, fx *fixtureSet) []string {
+	usedPrompts, usedTools, names := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, sc := range fx.scenarios {
+		names[sc.Name] = true
+	}
+	for _, l := range fx.logs {
+		p, t := refsIn(l.raw)
+		for _, n := range p {
+			usedPrompts[n] = true
+		}
+		for _, n := range t {
+			usedTools[n] = true
+		}
+	}
+	var out []string
+	for _, c := range []struct {
+		dir, ext string
+		used     map[string]bool
+	}{{s.prompts(), ".md", usedPrompts}, {s.tools(), ".json", usedTools}, {s.transcripts(), ".jsonl", names}} {
+		for _, f := range goldens(c.dir, c.ext) {
+			if name := strings.TrimSuffix(filepath.Base(f), "_1.snap"+c.ext); !c.used[name] {
+				out = append(out, fmt.Sprintf("%s: golden that no scenario produces", f))
+			}
+		}
+	}
+	return out
+}
+
+// guardSecrets: a file under fixtures/ or snapshots/ holding what looks
+// like an API key or bearer token (the problem does not repeat it).
+func guardSecrets(s *Suite, _ *fixtureSet) []string {
+	var out []string
 	for _, root := range []string{s.Fixtures, s.Snapshots} {
 		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -303,13 +436,12 @@ func (s *Suite) Guard() []string {
 				return err
 			}
 			if m := secretPattern.Find(b); m != nil {
-				add("%s: looks like a secret (%q…); never commit keys or tokens", path, m[:min(len(m), 8)])
+				out = append(out, fmt.Sprintf("%s: looks like a secret (%q…); never commit keys or tokens", path, m[:min(len(m), 8)]))
 			}
 			return nil
 		})
 	}
-	slices.Sort(problems)
-	return problems
+	return out
 }
 
 // ErrFailed reports a suite with failing scenarios or guards.

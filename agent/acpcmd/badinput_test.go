@@ -187,7 +187,7 @@ func TestReplayRefusesBadLogs(t *testing.T) {
 		{name: "missing log", log: "",
 			want: []string{"--replay", "log.jsonl", "no such file or directory"}},
 		{name: "override of an unknown kind", log: string(good), override: `[{"kind":"explode"}]`,
-			want: []string{"override.json: entry 0", `unknown kind \"explode\"`}},
+			want: []string{"override.json: [0].kind", `unknown kind \"explode\"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package scenario loads snapshot-harness scenario folders. The user
 // documentation of the formats, with an example of each, is
-// docs/scenarios.md; a test keeps its table of ops equal to the loader's.
+// docs/scenarios.md; its table of ops is generated from the loader's.
 //
 // # Folder layout
 //
@@ -33,45 +33,43 @@
 // "standin:standin.json" (a local file that must exist) or
 // "deepseek:deepseek-chat". mode and approval are the agent's default
 // sandbox mode and approval policy for the run (reel acp --mode and
-// --approval); absent, reel's defaults apply. Each STEP is an object with an "op" and the
-// fields that op accepts ("session", a 0-based session index, defaults to 0):
+// --approval); absent, reel's defaults apply. Each STEP is an object with
+// an "op" and exactly the fields that op accepts, listed by the vocabulary
+// (below) and by docs/scenarios.md's table generated from it; "session", a
+// 0-based session index, defaults to 0.
 //
-//	initialize, newSession                       —
-//	prompt, promptExpectError                    text; session
-//	promptContent                                content (ACP content blocks: text,
-//	                                             image, audio, resource_link); session
-//	promptAndCancel                              text, waitForFile {path}; session
-//	promptAndWaitForAgentMessage                 text, waitForText; session
-//	waitForTurnEnd, waitForTitleAfterTurnEnd     session
-//	waitForTurnStart                             minimumTurn; session
-//	waitForSubagentTurnEnd                       optional child, minimumTurn; session
-//	waitForFile                                  path
-//	loadSession (fresh process), cancel          session
-//	setMode                                      mode; session
+// "expectError": true says the agent must answer with a JSON-RPC error. The
+// corpus's promptExpectError is read as prompt with expectError (and written
+// back in that form).
 //
-// Paths (waitForFile.path, path, an override's readyFile) are slash-separated
-// and relative to the run's cwd; absolute paths and paths that climb out with
-// ".." are refused.
+// # The vocabulary
+//
+// The ops are one table, the vocabulary (ops.go): each op's required and
+// optional fields, whether it sends a prompt, the Driver method that runs it
+// (none for the corpus ops reel's harness does not drive), and the sentence
+// docs/scenarios.md shows for it — that table of the documentation is
+// generated from it. ParseInput dispatches on it, Step.Run calls the Driver
+// (the snapshot harness implements Driver), Ops lists it. A step whose op
+// it does not define fails loading with ErrUnknownOp, naming the op and the
+// step ("steps[3].op").
+//
+// Paths (waitForFile.path, path) are slash-separated and relative to the
+// run's cwd; absolute paths and paths that climb out with ".." are refused.
 //
 // # replay.override.json
 //
-// An array of entries, applied in order to the model calls that need them
-// (or {"patches":[{"at":N,"entry":ENTRY}, …]}, which replaces call N of the
-// script derived from the log and keeps the others):
-//
-//	{"kind":"chunks","chunks":[CHUNK, …]}                      a scripted stream
-//	{"kind":"throw","chunks":[…],"message":"…","code":"AUTH"}  fail the call
-//	{"kind":"hang","readyFile":".ready","chunks":[…]}          block until cancelled
-//
-// CHUNK is a dsh stream chunk: block-start, text-delta, reasoning-delta,
-// tool-call-delta, block-end, usage or finish, each with exactly its fields.
+// The override is parsed by replay.ParseOverride (package
+// agent/llm/replay), the format's one parser, which reel acp
+// --replay-override uses too; Scenario.Override holds the result. Its
+// format is documented there and in docs/scenarios.md.
 //
 // # Strictness
 //
 // Parsing is strict in the manner of json.Decoder.DisallowUnknownFields, and
-// stricter: unknown fields, fields an op does not accept, duplicate keys,
-// missing required fields and wrongly typed values are all refused with an
-// *Error naming the file and the field, for example
+// stricter (package internal/strictjson): unknown fields, fields an op does
+// not accept, duplicate keys, missing required fields and wrongly typed
+// values are all refused with an *Error naming the file, the field's JSON
+// path and its line and column, for example
 //
-//	fixtures/x/input.json: steps[2]: unknown field "txt"
+//	fixtures/x/input.json: steps[2]: unknown field "txt" (line 5, column 30)
 package scenario

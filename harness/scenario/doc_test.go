@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -60,9 +62,41 @@ func names(cell string) []string {
 	return out
 }
 
-// TestDocOpTable keeps docs/scenarios.md's table of ops, with each op's
-// required and optional fields, equal to opTable, the table ParseInput
-// dispatches on; and its table of top-level fields equal to inputFields.
+// notDriven is appended to the description of an op reel's harness does
+// not drive.
+const notDriven = " (the corpus's vocabulary; reel's harness does not drive it, so a corpus scenario using it is ineligible)"
+
+// opTableMarkdown renders the table of ops from the vocabulary: each op,
+// its required and optional fields, what the client does.
+func opTableMarkdown() string {
+	list := func(fields []string) string {
+		if len(fields) == 0 {
+			return "—"
+		}
+		var quoted []string
+		for _, f := range fields {
+			quoted = append(quoted, "`"+f+"`")
+		}
+		return strings.Join(quoted, ", ")
+	}
+	var b strings.Builder
+	b.WriteString("| op | required | optional | what the client does |\n|---|---|---|---|\n")
+	for _, s := range vocabulary {
+		doc := s.doc
+		if s.twin != "" {
+			doc += "; `" + string(s.twin) + "` (the corpus's name) means this op with `expectError: true`"
+		}
+		if s.run == nil {
+			doc += notDriven
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.op, list(s.required), list(s.optional), doc)
+	}
+	return b.String()
+}
+
+// TestDocOpTable keeps docs/scenarios.md's table of ops equal to the one
+// generated from the vocabulary (REEL_WRITE_DOC=1 rewrites it), and its
+// table of top-level fields equal to inputFields.
 func TestDocOpTable(t *testing.T) {
 	raw, err := os.ReadFile(docPath)
 	if err != nil {
@@ -70,51 +104,42 @@ func TestDocOpTable(t *testing.T) {
 	}
 	doc := string(raw)
 
-	table := opTable()
-	documented := map[Op]bool{}
-	for _, row := range docTable(t, doc, "ops table", "end ops table") {
-		if len(row) != 4 {
-			t.Errorf("%s: ops table row %q: want 4 cells (op, required, optional, what), got %d", docPath, row, len(row))
+	const begin, end = "<!-- ops table", "<!-- end ops table -->"
+	head, rest, ok := strings.Cut(doc, begin)
+	if !ok {
+		t.Fatalf("%s: no %q marker", docPath, begin)
+	}
+	marker, rest, _ := strings.Cut(rest, "\n")
+	_, tail, ok := strings.Cut(rest, end)
+	if !ok {
+		t.Fatalf("%s: no %q marker after %q", docPath, end, begin)
+	}
+	want := head + begin + marker + "\n" + opTableMarkdown() + end + tail
+	if os.Getenv("REEL_WRITE_DOC") == "1" {
+		if err := os.WriteFile(docPath, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if doc != want {
+		t.Errorf("%s: the table of ops is not the vocabulary's (rewrite it with REEL_WRITE_DOC=1 go test -run TestDocOpTable ./harness/scenario/); want:\n%s", docPath, opTableMarkdown())
+	}
+
+	// The generated rows say what the loader accepts.
+	rows := docTable(t, want, "ops table", "end ops table")
+	if len(rows) != len(Ops()) {
+		t.Errorf("%d rows for %d ops", len(rows), len(Ops()))
+	}
+	for i, row := range rows {
+		spec, twin, ok := lookup(Op(names(row[0])[0]))
+		if !ok || twin || spec.op != Ops()[i] {
+			t.Errorf("row %d %q is not op %q", i, row[0], Ops()[i])
 			continue
 		}
-		op := Op(names(row[0])[0])
-		if documented[op] {
-			t.Errorf("%s: op %q is listed twice", docPath, op)
-		}
-		documented[op] = true
-		fs, ok := table[op]
-		if !ok {
-			t.Errorf("%s lists op %q, which the loader does not accept", docPath, op)
-			continue
-		}
-		wantRequired := slices.Sorted(slices.Values(fs.required))
-		var wantOptional []string
-		for _, f := range fs.allowed {
-			if f != fOp && !slices.Contains(fs.required, f) {
-				wantOptional = append(wantOptional, f)
-			}
-		}
-		slices.Sort(wantOptional)
-		if got := names(row[1]); !slices.Equal(got, wantRequired) {
-			t.Errorf("%s: op %q: required fields %q, the loader requires %q", docPath, op, got, wantRequired)
-		}
-		if got := names(row[2]); !slices.Equal(got, wantOptional) {
-			t.Errorf("%s: op %q: optional fields %q, the loader also accepts %q", docPath, op, got, wantOptional)
-		}
-	}
-	for op := range table {
-		if !documented[op] {
-			t.Errorf("the loader accepts op %q, which %s does not list", op, docPath)
-		}
-	}
-	// Ops, the exported vocabulary, is the same set.
-	ops := Ops()
-	if len(ops) != len(table) {
-		t.Errorf("Ops() has %d ops, the loader's table %d", len(ops), len(table))
-	}
-	for _, op := range ops {
-		if _, ok := table[op]; !ok {
-			t.Errorf("Ops() lists %q, which the loader does not accept", op)
+		in := fmt.Sprintf(`{"steps":[{"op":%q}]}`, spec.op)
+		_, err := ParseInput("doc.json", []byte(in))
+		if req := names(row[1]); len(req) == 0 && err != nil {
+			t.Errorf("op %s documents no required field, but %s: %v", spec.op, in, err)
+		} else if len(req) > 0 && !errors.Is(err, ErrMissingField) {
+			t.Errorf("op %s documents required fields %q, but %s gives %v", spec.op, req, in, err)
 		}
 	}
 

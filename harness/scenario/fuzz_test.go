@@ -3,8 +3,16 @@ package scenario
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
 // FuzzLoadInput checks that ParseInput never panics, that every refusal is
@@ -37,30 +45,67 @@ func FuzzLoadInput(f *testing.F) {
 	})
 }
 
-// FuzzParseOverride checks that ParseOverride never panics and that every
-// refusal is an *Error naming the file.
+// FuzzParseOverride runs arbitrary replay.override.json content through
+// both readers of the format, the scenario loader (Load) and the replay
+// provider (replay.Load), which share replay.ParseOverride: neither may
+// panic, every refusal is an *Error naming the file, and both give the same
+// answer with the same text (the provider alone also refuses a patch beyond
+// the derived script, at its "at").
 func FuzzParseOverride(f *testing.F) {
 	f.Add([]byte(`[{"kind":"throw","chunks":[],"message":"simulated provider error (HTTP 401)","code":"AUTH"}]`))
 	f.Add([]byte(`[{"kind":"hang","readyFile":".dsh-snapshot-stream-ready"}]`))
-	f.Add([]byte(`[{"kind":"chunks","chunks":[{"type":"block-start","index":0,"blockType":"text"},{"type":"text-delta","index":0,"text":"x"},{"type":"block-end","index":0,"block":{"type":"text","text":"x"}},{"type":"usage","usage":{"inputTokens":1,"outputTokens":2}},{"type":"finish","reason":{"kind":"stop"}}]}]`))
+	f.Add([]byte(`{"patches":[{"at":1,"entry":{"kind":"chunks","chunks":[{"type":"finish","reason":{"kind":"stop"}}]}}]}`))
+	events := derivedEvents(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := ParseOverride("replay.override.json", data)
-		if err != nil {
-			var se *Error
-			if !errors.As(err, &se) || se.File != "replay.override.json" {
-				t.Fatalf("error %v (%T) is not an *Error for replay.override.json", err, err)
+		dir := filepath.Join(t.TempDir(), "sc")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, OverrideFile)
+		for name, content := range map[string][]byte{InputFile: []byte(minimalInput), OverrideFile: data} {
+			if err := os.WriteFile(filepath.Join(dir, name), content, 0o644); err != nil {
+				t.Fatal(err)
 			}
-			return
 		}
-		if len(got) == 0 {
-			t.Fatalf("accepted %q with no entries", data)
+		sc, lerr := Load(dir)
+		script, rerr := replay.Load(events, path)
+		for _, err := range []error{lerr, rerr} {
+			var se *Error
+			if err != nil && (!errors.As(err, &se) || se.File != path) {
+				t.Fatalf("error %v (%T) is not an *Error for %s", err, err, path)
+			}
 		}
-		for _, o := range got {
-			for _, c := range o.Chunks {
-				if !json.Valid(c.Raw) {
-					t.Fatalf("chunk raw %q is not JSON", c.Raw)
+		switch {
+		case lerr != nil && (rerr == nil || rerr.Error() != lerr.Error()):
+			t.Fatalf("the loader refuses with\n%v\nthe provider with\n%v", lerr, rerr)
+		case lerr == nil && rerr != nil:
+			var se *Error
+			if errors.As(rerr, &se); !strings.HasSuffix(se.Path, ".at") || !strings.Contains(se.Msg, "at must be 0…") {
+				t.Fatalf("the loader accepts, the provider refuses with %v", rerr)
+			}
+		case lerr == nil:
+			if sc.Override == nil {
+				t.Fatal("an accepted override was not kept")
+			}
+			for i, e := range script {
+				if e.Kind == replay.KindChunks && (len(e.Chunks) == 0 || e.Chunks[len(e.Chunks)-1].Type != llm.ChunkFinish) {
+					t.Fatalf("script entry %d is a chunks entry without a final finish", i)
 				}
 			}
 		}
 	})
+}
+
+// derivedEvents is a small log whose derived script has two calls.
+func derivedEvents(f *testing.F) []sessionlog.Event {
+	const log = `{"type":"session","version":0,"id":"s","createdAt":1}
+{"type":"assistant/chunk","seq":0,"time":1,"data":{"turn":1,"step":1,"chunk":{"type":"text-delta","index":0,"text":"a"}}}
+{"type":"assistant/chunk","seq":1,"time":1,"data":{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}
+{"type":"assistant/chunk","seq":2,"time":1,"data":{"turn":2,"step":1,"chunk":{"type":"text-delta","index":0,"text":"partial"}}}
+`
+	d, err := jsonl.Decode(strings.NewReader(log), "derived.jsonl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	return d.Events
 }

@@ -2,58 +2,14 @@ package scenario
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
-)
 
-// Op names a scripted client step.
-type Op string
-
-// The step vocabulary: the corpus's ops followed by reel's own.
-const (
-	// OpInitialize sends "initialize".
-	OpInitialize Op = "initialize"
-	// OpNewSession sends "session/new"; sessions are indexed 0, 1, … in
-	// the order they are created.
-	OpNewSession Op = "newSession"
-	// OpPrompt sends "session/prompt" with Text and waits for the result.
-	OpPrompt Op = "prompt"
-	// OpPromptContent sends "session/prompt" with the Content blocks.
-	OpPromptContent Op = "promptContent"
-	// OpPromptAndCancel sends a prompt, waits until WaitForFile.Path exists
-	// in the run's cwd, then sends "session/cancel".
-	OpPromptAndCancel Op = "promptAndCancel"
-	// OpPromptExpectError sends a prompt whose response must be a JSON-RPC
-	// error.
-	OpPromptExpectError Op = "promptExpectError"
-	// OpPromptAndWaitForAgentMessage sends a prompt and waits until the
-	// agent's streamed message text contains WaitForText.
-	OpPromptAndWaitForAgentMessage Op = "promptAndWaitForAgentMessage"
-	// OpWaitForTurnEnd waits for the pending prompt of the session to end.
-	OpWaitForTurnEnd Op = "waitForTurnEnd"
-	// OpWaitForTurnStart waits until the session has started turn
-	// MinimumTurn (turns the agent starts by itself, e.g. after a
-	// background subagent settles).
-	OpWaitForTurnStart Op = "waitForTurnStart"
-	// OpWaitForFile waits until Path exists in the run's cwd.
-	OpWaitForFile Op = "waitForFile"
-	// OpWaitForTitleAfterTurnEnd waits for the session title that some
-	// agents derive after a turn has ended.
-	OpWaitForTitleAfterTurnEnd Op = "waitForTitleAfterTurnEnd"
-	// OpWaitForSubagentTurnEnd waits for a child session (Child, 1-based;
-	// 0 = any) to end turn MinimumTurn (0 = any turn).
-	OpWaitForSubagentTurnEnd Op = "waitForSubagentTurnEnd"
-	// OpLoadSession restarts the agent as a fresh process and sends
-	// "session/load" for session Session.
-	OpLoadSession Op = "loadSession"
-	// OpSetMode sends "session/set_mode" with Mode.
-	OpSetMode Op = "setMode"
-	// OpCancel sends the "session/cancel" notification.
-	OpCancel Op = "cancel"
-	// OpLoadSessionExpectError is OpLoadSession whose response must be a
-	// JSON-RPC error (a refused log); the process keeps serving.
-	OpLoadSessionExpectError Op = "loadSessionExpectError"
+	"github.com/reel-agent/reel/internal/strictjson"
 )
 
 // Step field names as they appear in input.json.
@@ -68,60 +24,13 @@ const (
 	fChild       = "child"
 	fSession     = "session"
 	fMode        = "mode"
+	fExpectError = "expectError"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fSession, fMode}
-}
-
-// opTable is the step vocabulary the loader dispatches on: each op and the
-// fields it accepts ("op" is implied) and requires. docs/scenarios.md lists
-// the same table (TestDocOpTable keeps them equal).
-func opTable() map[Op]fieldSet {
-	prompt := func(extra ...string) fieldSet {
-		return fieldSet{
-			allowed:  append([]string{fOp, fSession}, extra...),
-			required: extra,
-		}
-	}
-	bare := fieldSet{allowed: []string{fOp}}
-	return map[Op]fieldSet{
-		OpInitialize:                   bare,
-		OpNewSession:                   bare,
-		OpPrompt:                       prompt(fText),
-		OpPromptExpectError:            prompt(fText),
-		OpPromptContent:                prompt(fContent),
-		OpPromptAndCancel:              prompt(fText, fWaitForFile),
-		OpPromptAndWaitForAgentMessage: prompt(fText, fWaitForText),
-		OpWaitForTurnStart:             prompt(fMinimumTurn),
-		OpSetMode:                      prompt(fMode),
-		OpWaitForTurnEnd:               prompt(),
-		OpWaitForTitleAfterTurnEnd:     prompt(),
-		OpLoadSession:                  prompt(),
-		OpLoadSessionExpectError:       prompt(),
-		OpCancel:                       prompt(),
-		OpWaitForSubagentTurnEnd:       {allowed: []string{fOp, fSession, fChild, fMinimumTurn}},
-		OpWaitForFile:                  {allowed: []string{fOp, fPath}, required: []string{fPath}},
-	}
-}
-
-// opFields says which fields an op accepts and requires; false for an op
-// the vocabulary does not define.
-func opFields(op Op) (fieldSet, bool) {
-	fs, ok := opTable()[op]
-	return fs, ok
-}
-
-// Ops lists the whole step vocabulary in a stable order.
-func Ops() []Op {
-	return []Op{
-		OpInitialize, OpNewSession, OpPrompt, OpPromptContent, OpPromptAndCancel,
-		OpPromptExpectError, OpPromptAndWaitForAgentMessage, OpWaitForTurnEnd,
-		OpWaitForTurnStart, OpWaitForFile, OpWaitForTitleAfterTurnEnd,
-		OpWaitForSubagentTurnEnd, OpLoadSession, OpLoadSessionExpectError, OpSetMode, OpCancel,
-	}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fSession, fMode, fExpectError}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -148,6 +57,9 @@ type Step struct {
 	Session int
 	// Mode is the session mode id for OpSetMode.
 	Mode string
+	// ExpectError says the agent must answer the step's request with a
+	// JSON-RPC error (OpPrompt, OpLoadSession).
+	ExpectError bool
 }
 
 // FileWait names a file, relative to the run's cwd, whose appearance a step
@@ -155,15 +67,6 @@ type Step struct {
 type FileWait struct {
 	// Path is slash-separated and local (no leading "/", no "..").
 	Path string `json:"path"`
-}
-
-// IsPrompt reports whether the step sends "session/prompt".
-func (s Step) IsPrompt() bool {
-	switch s.Op {
-	case OpPrompt, OpPromptContent, OpPromptAndCancel, OpPromptExpectError, OpPromptAndWaitForAgentMessage:
-		return true
-	}
-	return false
 }
 
 // Prompt returns the content blocks the step sends: Content as is, or Text
@@ -178,44 +81,50 @@ func (s Step) Prompt() []ContentBlock {
 	return []ContentBlock{{Type: ContentText, Text: s.Text}}
 }
 
-// MarshalJSON writes the step in input.json form: "op" first, then the
-// fields the op accepts, omitting optional fields that are zero.
+// MarshalJSON writes the step in input.json form: "op" first (the
+// canonical name, never a twin), then the fields the op accepts in a fixed
+// order, omitting optional fields that are zero.
 func (s Step) MarshalJSON() ([]byte, error) {
-	fs, ok := opFields(s.Op)
-	if !ok {
-		fs = fieldSet{allowed: []string{fOp}}
+	allowed, required := []string{fOp}, []string{fOp}
+	if spec, twin, ok := lookup(s.Op); ok {
+		allowed, required = spec.fields(), append([]string{fOp}, spec.required...)
+		if twin {
+			s.Op, s.ExpectError = spec.op, true
+		}
 	}
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for _, key := range stepUniverse() {
-		if !contains(fs.allowed, key) {
+		if !slices.Contains(allowed, key) {
 			continue
 		}
 		var v any
-		required := contains(fs.required, key) || key == fOp
+		present := slices.Contains(required, key)
 		switch key {
 		case fOp:
 			v = s.Op
 		case fText:
 			v = s.Text
 		case fContent:
-			v, required = s.Content, required || len(s.Content) > 0
+			v, present = s.Content, present || len(s.Content) > 0
 		case fWaitForFile:
-			v, required = s.WaitForFile, required || s.WaitForFile != nil
+			v, present = s.WaitForFile, present || s.WaitForFile != nil
 		case fPath:
 			v = s.Path
 		case fWaitForText:
 			v = s.WaitForText
 		case fMinimumTurn:
-			v, required = s.MinimumTurn, required || s.MinimumTurn != 0
+			v, present = s.MinimumTurn, present || s.MinimumTurn != 0
 		case fChild:
-			v, required = s.Child, required || s.Child != 0
+			v, present = s.Child, present || s.Child != 0
 		case fSession:
-			v, required = s.Session, required || s.Session != 0
+			v, present = s.Session, present || s.Session != 0
 		case fMode:
 			v = s.Mode
+		case fExpectError:
+			v, present = s.ExpectError, s.ExpectError
 		}
-		if !required {
+		if !present {
 			continue
 		}
 		enc, err := json.Marshal(v)
@@ -249,18 +158,13 @@ const (
 	ContentResourceLink ContentType = "resource_link"
 )
 
-func contentFields(t ContentType) (fieldSet, bool) {
-	switch t {
-	case ContentText:
-		return fieldSet{allowed: []string{"type", "text"}, required: []string{"text"}}, true
-	case ContentImage:
-		return fieldSet{allowed: []string{"type", "data", "mimeType", "uri"}, required: []string{"data", "mimeType"}}, true
-	case ContentAudio:
-		return fieldSet{allowed: []string{"type", "data", "mimeType"}, required: []string{"data", "mimeType"}}, true
-	case ContentResourceLink:
-		return fieldSet{allowed: []string{"type", "uri", "name", "mimeType"}, required: []string{"uri", "name"}}, true
-	}
-	return fieldSet{}, false
+// contentFields is, for each content block type, the members it accepts
+// and requires.
+var contentFields = map[ContentType]strictjson.Fields{
+	ContentText:         {Allowed: []string{"type", "text"}, Required: []string{"text"}},
+	ContentImage:        {Allowed: []string{"type", "data", "mimeType", "uri"}, Required: []string{"data", "mimeType"}},
+	ContentAudio:        {Allowed: []string{"type", "data", "mimeType"}, Required: []string{"data", "mimeType"}},
+	ContentResourceLink: {Allowed: []string{"type", "uri", "name", "mimeType"}, Required: []string{"uri", "name"}},
 }
 
 // ContentBlock is one ACP prompt content block; it marshals to the ACP wire
@@ -354,118 +258,128 @@ func (in *Input) StandinScript() (string, bool) {
 }
 
 // ParseInput parses input.json content strictly. file is used only in
-// error messages. Every error is an *Error.
+// error messages. Every error is an *Error; a step whose op the vocabulary
+// does not define is an ErrUnknownOp naming the op and the step
+// ("steps[3].op").
 func ParseInput(file string, data []byte) (*Input, error) {
-	d := decoder{file: file}
-	if err := d.syntax(data); err != nil {
-		return nil, err
-	}
-	members, err := d.object("", data)
+	root, err := strictjson.Parse(file, data)
 	if err != nil {
 		return nil, err
 	}
-	in := &Input{}
-	top := inputFields()
-	if err := d.check("", members, top, fieldSet{allowed: top, required: []string{"steps"}}, "input"); err != nil {
+	doc, err := root.Object()
+	if err != nil {
 		return nil, err
 	}
-	for _, m := range members {
-		switch m.key {
+	top := inputFields()
+	if err := doc.Check(top, strictjson.Fields{Allowed: top, Required: []string{"steps"}}, "input"); err != nil {
+		return nil, err
+	}
+	in := &Input{}
+	for _, m := range doc.Members {
+		switch m.Key {
 		case "steps":
-			if in.Steps, err = d.steps(m.val); err != nil {
-				return nil, err
-			}
+			in.Steps, err = steps(m.Value)
 		case "permissionAnswers":
-			if in.PermissionAnswers, err = d.answers(m.val); err != nil {
-				return nil, err
-			}
+			in.PermissionAnswers, err = answers(m.Value)
 		case "mode":
-			if in.Mode, err = d.nonEmpty("mode", m.val); err != nil {
-				return nil, err
-			}
+			in.Mode, err = m.Value.NonEmpty()
 		case "approval":
-			if in.Approval, err = d.nonEmpty("approval", m.val); err != nil {
-				return nil, err
-			}
+			in.Approval, err = m.Value.NonEmpty()
 		case "recordedWith":
-			if in.RecordedWith, err = d.nonEmpty("recordedWith", m.val); err != nil {
-				return nil, err
-			}
-			if script, ok := in.StandinScript(); ok {
-				if script == "" {
-					return nil, d.errorf("recordedWith", ErrBadValue, "%q names no stand-in script", in.RecordedWith)
-				}
-				if why := notLocal(script, "scenario directory"); why != "" {
-					return nil, d.errorf("recordedWith", ErrUnsafePath, "%s", why)
-				}
-			}
+			in.RecordedWith, err = recordedWith(m.Value)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return in, nil
 }
 
-func (d decoder) steps(raw json.RawMessage) ([]Step, error) {
-	elems, err := d.array("steps", raw)
+func recordedWith(v strictjson.Value) (string, error) {
+	s, err := v.NonEmpty()
+	if err != nil {
+		return "", err
+	}
+	if script, ok := strings.CutPrefix(s, StandinPrefix); ok {
+		if script == "" {
+			return "", v.Errorf(ErrBadValue, "%q names no stand-in script", s)
+		}
+		if why := strictjson.NotLocal(script, "scenario directory"); why != "" {
+			return "", v.Errorf(ErrUnsafePath, "%s", why)
+		}
+	}
+	return s, nil
+}
+
+func steps(v strictjson.Value) ([]Step, error) {
+	elems, err := v.Array()
 	if err != nil {
 		return nil, err
 	}
 	if len(elems) == 0 {
-		return nil, d.errorf("steps", ErrBadValue, "must not be empty")
+		return nil, v.Errorf(ErrBadValue, "must not be empty")
 	}
-	steps := make([]Step, 0, len(elems))
-	for i, e := range elems {
-		s, err := d.step(index("steps", i), e)
+	out := make([]Step, 0, len(elems))
+	for _, e := range elems {
+		s, err := step(e)
 		if err != nil {
 			return nil, err
 		}
-		steps = append(steps, s)
+		out = append(out, s)
 	}
-	return steps, nil
+	return out, nil
 }
 
-func (d decoder) step(field string, raw json.RawMessage) (Step, error) {
+// step parses one step: its op (a twin name becomes the op with
+// ExpectError), then exactly the fields the op accepts.
+func step(v strictjson.Value) (Step, error) {
 	var s Step
-	members, err := d.object(field, raw)
+	obj, err := v.Object()
 	if err != nil {
 		return s, err
 	}
-	opRaw, ok := lookup(members, fOp)
-	if !ok {
-		return s, d.errorf(field, ErrMissingField, "missing field %q", fOp)
-	}
-	op, err := d.nonEmpty(dot(field, fOp), opRaw)
+	opV, err := obj.Require(fOp)
 	if err != nil {
 		return s, err
 	}
-	s.Op = Op(op)
-	fs, ok := opFields(s.Op)
-	if !ok {
-		return s, d.errorf(dot(field, fOp), ErrBadValue, "unknown op %q", op)
-	}
-	if err := d.check(field, members, stepUniverse(), fs, fmt.Sprintf("op %q", op)); err != nil {
+	name, err := opV.NonEmpty()
+	if err != nil {
 		return s, err
 	}
-	for _, m := range members {
-		f := dot(field, m.key)
-		switch m.key {
+	spec, twin, ok := lookup(Op(name))
+	if !ok {
+		return s, opV.Errorf(ErrUnknownOp, "unknown op %q", name)
+	}
+	fs := strictjson.Fields{Allowed: spec.fields(), Required: spec.required}
+	if twin { // the twin's name already says expectError: true
+		fs.Allowed = slices.DeleteFunc(fs.Allowed, func(f string) bool { return f == fExpectError })
+	}
+	if err := obj.Check(stepUniverse(), fs, fmt.Sprintf("op %q", name)); err != nil {
+		return s, err
+	}
+	s.Op, s.ExpectError = spec.op, twin
+	for _, m := range obj.Members {
+		switch m.Key {
 		case fText:
-			s.Text, err = d.str(f, m.val)
+			s.Text, err = m.Value.Str()
 		case fContent:
-			s.Content, err = d.content(f, m.val)
+			s.Content, err = content(m.Value)
 		case fWaitForFile:
-			s.WaitForFile, err = d.fileWait(f, m.val)
+			s.WaitForFile, err = fileWait(m.Value)
 		case fPath:
-			s.Path, err = d.localPath(f, m.val, "run's cwd")
+			s.Path, err = m.Value.LocalPath("run's cwd")
 		case fWaitForText:
-			s.WaitForText, err = d.nonEmpty(f, m.val)
+			s.WaitForText, err = m.Value.NonEmpty()
 		case fMinimumTurn:
-			s.MinimumTurn, err = d.integer(f, m.val, 1)
+			s.MinimumTurn, err = m.Value.Int(1)
 		case fChild:
-			s.Child, err = d.integer(f, m.val, 1)
+			s.Child, err = m.Value.Int(1)
 		case fSession:
-			s.Session, err = d.integer(f, m.val, 0)
+			s.Session, err = m.Value.Int(0)
 		case fMode:
-			s.Mode, err = d.nonEmpty(f, m.val)
+			s.Mode, err = m.Value.NonEmpty()
+		case fExpectError:
+			s.ExpectError, err = m.Value.Bool()
 		}
 		if err != nil {
 			return s, err
@@ -474,67 +388,65 @@ func (d decoder) step(field string, raw json.RawMessage) (Step, error) {
 	return s, nil
 }
 
-func (d decoder) fileWait(field string, raw json.RawMessage) (*FileWait, error) {
-	members, err := d.object(field, raw)
+func fileWait(v strictjson.Value) (*FileWait, error) {
+	obj, err := v.Object()
 	if err != nil {
 		return nil, err
 	}
-	fs := fieldSet{allowed: []string{fPath}, required: []string{fPath}}
-	if err := d.check(field, members, fs.allowed, fs, fWaitForFile); err != nil {
+	fs := strictjson.Fields{Allowed: []string{fPath}, Required: []string{fPath}}
+	if err := obj.Check(fs.Allowed, fs, fWaitForFile); err != nil {
 		return nil, err
 	}
-	p, err := d.localPath(dot(field, fPath), members[0].val, "run's cwd")
+	p, err := obj.Members[0].Value.LocalPath("run's cwd")
 	if err != nil {
 		return nil, err
 	}
 	return &FileWait{Path: p}, nil
 }
 
-func (d decoder) content(field string, raw json.RawMessage) ([]ContentBlock, error) {
-	elems, err := d.array(field, raw)
+func content(v strictjson.Value) ([]ContentBlock, error) {
+	elems, err := v.Array()
 	if err != nil {
 		return nil, err
 	}
 	if len(elems) == 0 {
-		return nil, d.errorf(field, ErrBadValue, "must not be empty")
+		return nil, v.Errorf(ErrBadValue, "must not be empty")
 	}
 	universe := []string{"type", "text", "data", "mimeType", "uri", "name"}
 	out := make([]ContentBlock, 0, len(elems))
-	for i, e := range elems {
-		f := index(field, i)
-		members, err := d.object(f, e)
+	for _, e := range elems {
+		obj, err := e.Object()
 		if err != nil {
 			return nil, err
 		}
-		typRaw, ok := lookup(members, "type")
-		if !ok {
-			return nil, d.errorf(f, ErrMissingField, "missing field %q", "type")
-		}
-		typ, err := d.nonEmpty(dot(f, "type"), typRaw)
+		tv, err := obj.Require("type")
 		if err != nil {
 			return nil, err
 		}
-		fs, ok := contentFields(ContentType(typ))
-		if !ok {
-			return nil, d.errorf(dot(f, "type"), ErrBadValue, "unknown content type %q", typ)
+		typ, err := tv.NonEmpty()
+		if err != nil {
+			return nil, err
 		}
-		if err := d.check(f, members, universe, fs, fmt.Sprintf("content type %q", typ)); err != nil {
+		fs, ok := contentFields[ContentType(typ)]
+		if !ok {
+			return nil, tv.Errorf(ErrBadValue, "unknown content type %q", typ)
+		}
+		if err := obj.Check(universe, fs, fmt.Sprintf("content type %q", typ)); err != nil {
 			return nil, err
 		}
 		c := ContentBlock{Type: ContentType(typ)}
-		for _, m := range members {
-			mf := dot(f, m.key)
-			switch m.key {
+		for _, m := range obj.Members {
+			switch m.Key {
 			case "text":
-				c.Text, err = d.str(mf, m.val)
+				c.Text, err = m.Value.Str()
 			case "data":
-				c.Data, err = d.base64Data(mf, m.val)
+				c.Data, err = base64Data(m.Value)
 			case "mimeType":
-				c.MimeType, err = d.nonEmpty(mf, m.val)
+				c.MimeType, err = m.Value.NonEmpty()
 			case "uri":
-				c.URI, err = d.nonEmpty(mf, m.val)
+				c.URI, err = m.Value.NonEmpty()
 			case "name":
-				c.Name, err = d.nonEmpty(mf, m.val)
+				c.Name, err = m.Value.NonEmpty()
 			}
 			if err != nil {
 				return nil, err
@@ -545,32 +457,39 @@ func (d decoder) content(field string, raw json.RawMessage) ([]ContentBlock, err
 	return out, nil
 }
 
-func (d decoder) answers(raw json.RawMessage) ([]PermissionAnswer, error) {
-	elems, err := d.array("permissionAnswers", raw)
+func base64Data(v strictjson.Value) (string, error) {
+	s, err := v.NonEmpty()
+	if err != nil {
+		return "", err
+	}
+	if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+		return "", v.Errorf(errors.Join(ErrBadValue, err), "invalid base64: %v", err)
+	}
+	return s, nil
+}
+
+func answers(v strictjson.Value) ([]PermissionAnswer, error) {
+	elems, err := v.Array()
 	if err != nil {
 		return nil, err
 	}
 	var out []PermissionAnswer
-	for i, e := range elems {
-		f := index("permissionAnswers", i)
-		members, err := d.object(f, e)
+	for _, e := range elems {
+		obj, err := e.Object()
 		if err != nil {
 			return nil, err
 		}
-		fs := fieldSet{allowed: []string{"kind"}, required: []string{"kind"}}
-		if err := d.check(f, members, fs.allowed, fs, "a permission answer"); err != nil {
+		fs := strictjson.Fields{Allowed: []string{"kind"}, Required: []string{"kind"}}
+		if err := obj.Check(fs.Allowed, fs, "a permission answer"); err != nil {
 			return nil, err
 		}
-		kind, err := d.nonEmpty(dot(f, "kind"), members[0].val)
+		kv := obj.Members[0].Value
+		kind, err := kv.NonEmpty()
 		if err != nil {
 			return nil, err
 		}
-		known := false
-		for _, k := range permissionKinds() {
-			known = known || k == PermissionKind(kind)
-		}
-		if !known {
-			return nil, d.errorf(dot(f, "kind"), ErrBadValue, "unknown permission option kind %q (want allow_once, allow_always, reject_once or reject_always)", kind)
+		if !slices.Contains(permissionKinds(), PermissionKind(kind)) {
+			return nil, kv.Errorf(ErrBadValue, "unknown permission option kind %q (want allow_once, allow_always, reject_once or reject_always)", kind)
 		}
 		out = append(out, PermissionAnswer{Kind: PermissionKind(kind)})
 	}

@@ -9,7 +9,45 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/internal/strictjson"
 )
+
+// Sentinel errors classify an *Error; test them with errors.Is. The JSON
+// ones are strictjson's, shared with the replay override parser.
+var (
+	// ErrSyntax marks a file that is not well-formed JSON.
+	ErrSyntax = strictjson.ErrSyntax
+	// ErrDuplicateField marks an object that names a key twice.
+	ErrDuplicateField = strictjson.ErrDuplicateField
+	// ErrUnknownField marks a field the scenario vocabulary does not define,
+	// or one that the surrounding op or kind does not accept.
+	ErrUnknownField = strictjson.ErrUnknownField
+	// ErrMissingField marks a required field that is absent.
+	ErrMissingField = strictjson.ErrMissingField
+	// ErrBadValue marks a field whose value has the wrong JSON type or an
+	// invalid value (negative index, bad base64, …).
+	ErrBadValue = strictjson.ErrBadValue
+	// ErrUnknownOp marks a step whose op the vocabulary does not define; it
+	// is also an ErrBadValue.
+	ErrUnknownOp = fmt.Errorf("%w: unknown op", strictjson.ErrBadValue)
+	// ErrUnsafePath marks a path that is absolute or escapes its base
+	// directory, including workspace symlinks that point outside it.
+	ErrUnsafePath = strictjson.ErrUnsafePath
+	// ErrLayout marks a problem with the files of a scenario folder: a
+	// missing input.json, a gap in session.N.jsonl numbering, a file where a
+	// directory belongs, and so on.
+	ErrLayout = errors.New("scenario: bad folder layout")
+)
+
+// Error is a problem found while loading a scenario: the file (or folder
+// entry), the JSON path of the offending value inside it (such as
+// "steps[2].waitForFile.path"; "" for a problem of the file), its line and
+// column, and what is wrong. Err is one of the sentinels above, possibly
+// joined with a cause. It is strictjson's error, so a scenario's JSON files
+// and its replay override report problems alike.
+type Error = strictjson.Error
 
 // File names inside a scenario folder.
 const (
@@ -40,8 +78,9 @@ type Scenario struct {
 	// session.jsonl, Sessions[n] is session.n.jsonl. Empty when the folder
 	// has no session.jsonl (numbering has no gaps; Load checks it).
 	Sessions []string
-	// Override is the parsed replay.override.json; nil when absent.
-	Override []Override
+	// Override is the parsed replay.override.json (replay.ParseOverride,
+	// the format's one parser); nil when absent.
+	Override *replay.Override
 	// OverridePath is the path of replay.override.json, "" when absent.
 	OverridePath string
 	// Workspace is the path of the workspace/ seed, "" when absent.
@@ -125,7 +164,7 @@ func Load(dir string) (*Scenario, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scenario: %w", err)
 		}
-		if sc.Override, err = ParseOverride(sc.OverridePath, data); err != nil {
+		if sc.Override, err = replay.ParseOverride(sc.OverridePath, data); err != nil {
 			return nil, err
 		}
 	}
@@ -140,7 +179,7 @@ func Load(dir string) (*Scenario, error) {
 	if script, ok := sc.Input.StandinScript(); ok {
 		p := filepath.Join(dir, filepath.FromSlash(script))
 		if _, err := os.Stat(p); err != nil {
-			return nil, &Error{File: input, Field: "recordedWith", Msg: fmt.Sprintf("stand-in script %q: %v", script, err), Err: errors.Join(ErrLayout, err)}
+			return nil, &Error{File: input, Path: "recordedWith", Msg: fmt.Sprintf("stand-in script %q: %v", script, err), Err: errors.Join(ErrLayout, err)}
 		}
 		if err := mustBeFile(p); err != nil {
 			return nil, err

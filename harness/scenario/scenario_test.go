@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/internal/corpustest"
 )
 
@@ -45,7 +46,7 @@ func TestCorpusLoads(t *testing.T) {
 			if !sc.HasSession() {
 				t.Errorf("corpus scenario without session.jsonl")
 			}
-			if _, err := os.Stat(filepath.Join(dir, OverrideFile)); err == nil && len(sc.Override) == 0 {
+			if _, err := os.Stat(filepath.Join(dir, OverrideFile)); err == nil && sc.Override == nil {
 				t.Errorf("override file present but not loaded")
 			}
 			// Round trip: marshal the parsed input and parse it again.
@@ -60,9 +61,12 @@ func TestCorpusLoads(t *testing.T) {
 			if !reflect.DeepEqual(sc.Input, again) {
 				t.Errorf("round trip differs:\n%+v\n%+v", sc.Input, again)
 			}
+			if sc.Override == nil {
+				return
+			}
 			// Every hang's ready file is awaited by some step.
-			for i, o := range sc.Override {
-				if o.Kind != OverrideHang || o.ReadyFile == "" {
+			for i, o := range sc.Override.Entries() {
+				if o.Kind != replay.KindHang || o.ReadyFile == "" {
 					continue
 				}
 				awaited := false
@@ -70,7 +74,7 @@ func TestCorpusLoads(t *testing.T) {
 					awaited = awaited || s.Path == o.ReadyFile || (s.WaitForFile != nil && s.WaitForFile.Path == o.ReadyFile)
 				}
 				if !awaited {
-					t.Errorf("override [%d] readyFile %q is awaited by no step", i, o.ReadyFile)
+					t.Errorf("override entry %d: readyFile %q is awaited by no step", i, o.ReadyFile)
 				}
 			}
 		})
@@ -83,38 +87,45 @@ func TestParseInputErrors(t *testing.T) {
 		name, in, want string
 		kind           error
 	}{
-		{"syntax", "{\n  \"steps\": [\n    {\"op\": \"initialize\"},\n  ]\n}", `fixtures/x/input.json: invalid JSON at line 4, column 3: invalid character ']' looking for beginning of value`, ErrSyntax},
-		{"not an object", `[]`, `fixtures/x/input.json: expected object, got array`, ErrBadValue},
-		{"trailing data", `{"steps":[{"op":"initialize"}]} {}`, `fixtures/x/input.json: invalid JSON at line 1, column 33: invalid character '{' after top-level value`, ErrSyntax},
-		{"unknown top-level field", `{"steps":[{"op":"initialize"}],"cwd":"/tmp"}`, `fixtures/x/input.json: unknown field "cwd"`, ErrUnknownField},
-		{"missing steps", `{"permissionAnswers":[]}`, `fixtures/x/input.json: input requires field "steps"`, ErrMissingField},
-		{"empty steps", `{"steps":[]}`, `fixtures/x/input.json: steps: must not be empty`, ErrBadValue},
-		{"steps not array", `{"steps":{}}`, `fixtures/x/input.json: steps: expected array, got object`, ErrBadValue},
-		{"unknown step field", `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","txt":"hi"}]}`, `fixtures/x/input.json: steps[2]: unknown field "txt"`, ErrUnknownField},
-		{"field not allowed for op", `{"steps":[{"op":"prompt","text":"hi","mode":"read-only"}]}`, `fixtures/x/input.json: steps[0]: field "mode" is not allowed for op "prompt"`, ErrUnknownField},
-		{"missing required field", `{"steps":[{"op":"prompt"}]}`, `fixtures/x/input.json: steps[0]: op "prompt" requires field "text"`, ErrMissingField},
-		{"missing op", `{"steps":[{"text":"hi"}]}`, `fixtures/x/input.json: steps[0]: missing field "op"`, ErrMissingField},
-		{"unknown op", `{"steps":[{"op":"promt","text":"hi"}]}`, `fixtures/x/input.json: steps[0].op: unknown op "promt"`, ErrBadValue},
-		{"op not string", `{"steps":[{"op":7}]}`, `fixtures/x/input.json: steps[0].op: expected string, got number`, ErrBadValue},
-		{"text not string", `{"steps":[{"op":"prompt","text":null}]}`, `fixtures/x/input.json: steps[0].text: expected string, got null`, ErrBadValue},
-		{"duplicate key", `{"steps":[{"op":"prompt","text":"a","text":"b"}]}`, `fixtures/x/input.json: steps[0]: duplicate field "text"`, ErrBadValue},
-		{"absolute waitForFile", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"/etc/passwd"}}]}`, `fixtures/x/input.json: steps[0].waitForFile.path: path "/etc/passwd" is absolute; it must be relative to the run's cwd`, ErrUnsafePath},
-		{"escaping waitForFile", `{"steps":[{"op":"waitForFile","path":"a/../../x"}]}`, `fixtures/x/input.json: steps[0].path: path "a/../../x" escapes the run's cwd`, ErrUnsafePath},
-		{"waitForFile extra field", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"r","timeout":3}}]}`, `fixtures/x/input.json: steps[0].waitForFile: unknown field "timeout"`, ErrUnknownField},
-		{"negative session", `{"steps":[{"op":"cancel","session":-1}]}`, `fixtures/x/input.json: steps[0].session: expected integer >= 0, got -1`, ErrBadValue},
-		{"fractional turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":1.5}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer, got 1.5`, ErrBadValue},
-		{"zero turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":0}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer >= 1, got 0`, ErrBadValue},
-		{"empty mode", `{"steps":[{"op":"setMode","mode":""}]}`, `fixtures/x/input.json: steps[0].mode: must not be empty`, ErrBadValue},
-		{"unknown content type", `{"steps":[{"op":"promptContent","content":[{"type":"video","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0].type: unknown content type "video"`, ErrBadValue},
-		{"image without mimeType", `{"steps":[{"op":"promptContent","content":[{"type":"image","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0]: content type "image" requires field "mimeType"`, ErrMissingField},
-		{"bad base64", `{"steps":[{"op":"promptContent","content":[{"type":"image","data":"!!","mimeType":"image/png"}]}]}`, `fixtures/x/input.json: steps[0].content[0].data: invalid base64: illegal base64 data at input byte 0`, ErrBadValue},
-		{"text block with data", `{"steps":[{"op":"promptContent","content":[{"type":"text","text":"a","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0]: field "data" is not allowed for content type "text"`, ErrUnknownField},
-		{"unknown permission kind", `{"steps":[{"op":"initialize"}],"permissionAnswers":[{"kind":"allow"}]}`, `fixtures/x/input.json: permissionAnswers[0].kind: unknown permission option kind "allow" (want allow_once, allow_always, reject_once or reject_always)`, ErrBadValue},
-		{"permission answer as string", `{"steps":[{"op":"initialize"}],"permissionAnswers":["allow_once"]}`, `fixtures/x/input.json: permissionAnswers[0]: expected object, got string`, ErrBadValue},
-		{"permission answer extra field", `{"steps":[{"op":"initialize"}],"permissionAnswers":[{"kind":"allow_once","optionId":"x"}]}`, `fixtures/x/input.json: permissionAnswers[0]: unknown field "optionId"`, ErrUnknownField},
-		{"standin escapes", `{"steps":[{"op":"initialize"}],"recordedWith":"standin:../s.json"}`, `fixtures/x/input.json: recordedWith: path "../s.json" escapes the scenario directory`, ErrUnsafePath},
-		{"standin without script", `{"steps":[{"op":"initialize"}],"recordedWith":"standin:"}`, `fixtures/x/input.json: recordedWith: "standin:" names no stand-in script`, ErrBadValue},
-		{"empty recordedWith", `{"steps":[{"op":"initialize"}],"recordedWith":""}`, `fixtures/x/input.json: recordedWith: must not be empty`, ErrBadValue},
+		{"syntax", "{\n  \"steps\": [\n    {\"op\": \"initialize\"},\n  ]\n}", `fixtures/x/input.json: invalid JSON: invalid character ']' looking for beginning of value (line 4, column 3)`, ErrSyntax},
+		{"not an object", `[]`, `fixtures/x/input.json: expected object, got array (line 1, column 1)`, ErrBadValue},
+		{"trailing data", `{"steps":[{"op":"initialize"}]} {}`, `fixtures/x/input.json: invalid JSON: invalid character '{' after top-level value (line 1, column 33)`, ErrSyntax},
+		{"unknown top-level field", `{"steps":[{"op":"initialize"}],"cwd":"/tmp"}`, `fixtures/x/input.json: unknown field "cwd" (line 1, column 32)`, ErrUnknownField},
+		{"missing steps", `{"permissionAnswers":[]}`, `fixtures/x/input.json: input requires field "steps" (line 1, column 1)`, ErrMissingField},
+		{"empty steps", `{"steps":[]}`, `fixtures/x/input.json: steps: must not be empty (line 1, column 10)`, ErrBadValue},
+		{"steps not array", `{"steps":{}}`, `fixtures/x/input.json: steps: expected array, got object (line 1, column 10)`, ErrBadValue},
+		{"unknown step field", `{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","txt":"hi"}]}`, `fixtures/x/input.json: steps[2]: unknown field "txt" (line 1, column 66)`, ErrUnknownField},
+		{"field not allowed for op", `{"steps":[{"op":"prompt","text":"hi","mode":"read-only"}]}`, `fixtures/x/input.json: steps[0]: field "mode" is not allowed for op "prompt" (line 1, column 38)`, ErrUnknownField},
+		{"missing required field", `{"steps":[{"op":"prompt"}]}`, `fixtures/x/input.json: steps[0]: op "prompt" requires field "text" (line 1, column 11)`, ErrMissingField},
+		{"missing op", `{"steps":[{"text":"hi"}]}`, `fixtures/x/input.json: steps[0]: missing field "op" (line 1, column 11)`, ErrMissingField},
+		{"unknown op", `{"steps":[{"op":"promt","text":"hi"}]}`, `fixtures/x/input.json: steps[0].op: unknown op "promt" (line 1, column 17)`, ErrUnknownOp},
+		{"op not string", `{"steps":[{"op":7}]}`, `fixtures/x/input.json: steps[0].op: expected string, got number (line 1, column 17)`, ErrBadValue},
+		{"text not string", `{"steps":[{"op":"prompt","text":null}]}`, `fixtures/x/input.json: steps[0].text: expected string, got null (line 1, column 33)`, ErrBadValue},
+		{"duplicate key", `{"steps":[{"op":"prompt","text":"a","text":"b"}]}`, `fixtures/x/input.json: steps[0]: duplicate field "text" (line 1, column 37)`, ErrDuplicateField},
+		{"absolute waitForFile", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"/etc/passwd"}}]}`, `fixtures/x/input.json: steps[0].waitForFile.path: path "/etc/passwd" is absolute; it must be relative to the run's cwd (line 1, column 68)`, ErrUnsafePath},
+		{"escaping waitForFile", `{"steps":[{"op":"waitForFile","path":"a/../../x"}]}`, `fixtures/x/input.json: steps[0].path: path "a/../../x" escapes the run's cwd (line 1, column 38)`, ErrUnsafePath},
+		{"waitForFile extra field", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"r","timeout":3}}]}`, `fixtures/x/input.json: steps[0].waitForFile: unknown field "timeout" (line 1, column 72)`, ErrUnknownField},
+		{"negative session", `{"steps":[{"op":"cancel","session":-1}]}`, `fixtures/x/input.json: steps[0].session: expected integer >= 0, got -1 (line 1, column 36)`, ErrBadValue},
+		{"fractional turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":1.5}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer, got 1.5 (line 1, column 50)`, ErrBadValue},
+		{"zero turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":0}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer >= 1, got 0 (line 1, column 50)`, ErrBadValue},
+		{"empty mode", `{"steps":[{"op":"setMode","mode":""}]}`, `fixtures/x/input.json: steps[0].mode: must not be empty (line 1, column 34)`, ErrBadValue},
+		{"unknown content type", `{"steps":[{"op":"promptContent","content":[{"type":"video","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0].type: unknown content type "video" (line 1, column 52)`, ErrBadValue},
+		{"image without mimeType", `{"steps":[{"op":"promptContent","content":[{"type":"image","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0]: content type "image" requires field "mimeType" (line 1, column 44)`, ErrMissingField},
+		{"bad base64", `{"steps":[{"op":"promptContent","content":[{"type":"image","data":"!!","mimeType":"image/png"}]}]}`, `fixtures/x/input.json: steps[0].content[0].data: invalid base64: illegal base64 data at input byte 0 (line 1, column 67)`, ErrBadValue},
+		{"text block with data", `{"steps":[{"op":"promptContent","content":[{"type":"text","text":"a","data":"AA=="}]}]}`, `fixtures/x/input.json: steps[0].content[0]: field "data" is not allowed for content type "text" (line 1, column 70)`, ErrUnknownField},
+		{"unknown permission kind", `{"steps":[{"op":"initialize"}],"permissionAnswers":[{"kind":"allow"}]}`, `fixtures/x/input.json: permissionAnswers[0].kind: unknown permission option kind "allow" (want allow_once, allow_always, reject_once or reject_always) (line 1, column 61)`, ErrBadValue},
+		{"permission answer as string", `{"steps":[{"op":"initialize"}],"permissionAnswers":["allow_once"]}`, `fixtures/x/input.json: permissionAnswers[0]: expected object, got string (line 1, column 53)`, ErrBadValue},
+		{"permission answer extra field", `{"steps":[{"op":"initialize"}],"permissionAnswers":[{"kind":"allow_once","optionId":"x"}]}`, `fixtures/x/input.json: permissionAnswers[0]: unknown field "optionId" (line 1, column 74)`, ErrUnknownField},
+		{"standin escapes", `{"steps":[{"op":"initialize"}],"recordedWith":"standin:../s.json"}`, `fixtures/x/input.json: recordedWith: path "../s.json" escapes the scenario directory (line 1, column 47)`, ErrUnsafePath},
+		{"standin without script", `{"steps":[{"op":"initialize"}],"recordedWith":"standin:"}`, `fixtures/x/input.json: recordedWith: "standin:" names no stand-in script (line 1, column 47)`, ErrBadValue},
+		{"expectError not a boolean", `{"steps":[{"op":"prompt","text":"x","expectError":"yes"}]}`, `fixtures/x/input.json: steps[0].expectError: expected boolean, got string (line 1, column 51)`, ErrBadValue},
+		{"expectError on an op without it", `{"steps":[{"op":"cancel","expectError":true}]}`, `fixtures/x/input.json: steps[0]: field "expectError" is not allowed for op "cancel" (line 1, column 26)`, ErrUnknownField},
+		{"expectError on the twin", `{"steps":[{"op":"promptExpectError","text":"x","expectError":false}]}`, `fixtures/x/input.json: steps[0]: field "expectError" is not allowed for op "promptExpectError" (line 1, column 48)`, ErrUnknownField},
+		{"twin without its base's required field", `{"steps":[{"op":"promptExpectError"}]}`, `fixtures/x/input.json: steps[0]: op "promptExpectError" requires field "text" (line 1, column 11)`, ErrMissingField},
+		{"a twin reel does not define", `{"steps":[{"op":"initialize"},{"op":"loadSessionExpectError"}]}`, `fixtures/x/input.json: steps[1].op: unknown op "loadSessionExpectError" (line 1, column 37)`, ErrUnknownOp},
+		{"unknown op is a bad value", `{"steps":[{"op":"dance"}]}`, `fixtures/x/input.json: steps[0].op: unknown op "dance" (line 1, column 17)`, ErrBadValue},
+		{"multi-line position", "{\n  \"steps\": [\n    {\"op\": \"initialize\"},\n    {\"op\": \"waitForFile\", \"path\": \"/abs\"}\n  ]\n}", `fixtures/x/input.json: steps[1].path: path "/abs" is absolute; it must be relative to the run's cwd (line 4, column 35)`, ErrUnsafePath},
+		{"empty recordedWith", `{"steps":[{"op":"initialize"}],"recordedWith":""}`, `fixtures/x/input.json: recordedWith: must not be empty (line 1, column 47)`, ErrBadValue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +155,8 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"prompt","text":"hi","session":1},
 		{"op":"promptContent","content":[{"type":"text","text":""},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"resource_link","uri":"file:///a","name":"a"}]},
 		{"op":"promptAndCancel","text":"go","waitForFile":{"path":"dir/.ready"}},
-		{"op":"promptExpectError","text":"boom"},
+		{"op":"prompt","text":"boom","expectError":true},
+		{"op":"promptExpectError","text":"twin"},
 		{"op":"promptAndWaitForAgentMessage","text":"x","waitForText":"STARTED"},
 		{"op":"waitForTurnEnd"},
 		{"op":"waitForTurnStart","minimumTurn":2},
@@ -155,7 +167,7 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"setMode","mode":"read-only","session":1},
 		{"op":"cancel"},
 		{"op":"loadSession","session":1},
-		{"op":"loadSessionExpectError"}
+		{"op":"loadSession","expectError":true}
 	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never"}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
@@ -182,7 +194,8 @@ func TestParseInputVocabulary(t *testing.T) {
 				{Type: ContentResourceLink, URI: "file:///a", Name: "a"},
 			}},
 			{Op: OpPromptAndCancel, Text: "go", WaitForFile: &FileWait{Path: "dir/.ready"}},
-			{Op: OpPromptExpectError, Text: "boom"},
+			{Op: OpPrompt, Text: "boom", ExpectError: true},
+			{Op: OpPrompt, Text: "twin", ExpectError: true},
 			{Op: OpPromptAndWaitForAgentMessage, Text: "x", WaitForText: "STARTED"},
 			{Op: OpWaitForTurnEnd},
 			{Op: OpWaitForTurnStart, MinimumTurn: 2},
@@ -193,7 +206,7 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpSetMode, Mode: "read-only", Session: 1},
 			{Op: OpCancel},
 			{Op: OpLoadSession, Session: 1},
-			{Op: OpLoadSessionExpectError},
+			{Op: OpLoadSession, ExpectError: true},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",
@@ -234,93 +247,6 @@ func TestParseInputVocabulary(t *testing.T) {
 	}
 	if p := got.Steps[0].Prompt(); p != nil {
 		t.Errorf("initialize has a prompt: %+v", p)
-	}
-}
-
-func TestParseOverride(t *testing.T) {
-	const file = "fixtures/x/replay.override.json"
-	good := `[
-		{"kind":"chunks","chunks":[
-			{"type":"block-start","index":0,"blockType":"tool-call"},
-			{"type":"tool-call-delta","index":0,"id":"call_1","name":"read","argumentsDelta":"{}"},
-			{"type":"block-end","index":0,"block":{"type":"tool-call","id":"call_1","name":"read","arguments":"{}"}},
-			{"type":"block-start","index":1,"blockType":"reasoning"},
-			{"type":"reasoning-delta","index":1,"text":"hm"},
-			{"type":"block-end","index":1,"block":{"type":"reasoning","text":"hm"}},
-			{"type":"usage","usage":{"inputTokens":10,"outputTokens":5,"cacheReadTokens":1,"reasoningTokens":2}},
-			{"type":"finish","reason":{"kind":"error","failure":{"code":"X","message":"bad"}}}
-		]},
-		{"kind":"throw","chunks":[],"message":"simulated provider error (HTTP 401)","code":"AUTH"},
-		{"kind":"hang","readyFile":".ready"}
-	]`
-	got, err := ParseOverride(file, []byte(good))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 3 || got[0].Kind != OverrideChunks || got[1].Kind != OverrideThrow || got[2].Kind != OverrideHang {
-		t.Fatalf("kinds: %+v", got)
-	}
-	c := got[0].Chunks
-	if len(c) != 8 {
-		t.Fatalf("chunks: %d", len(c))
-	}
-	if c[1].ID != "call_1" || c[1].ArgumentsDelta != "{}" || c[2].Block.Arguments != "{}" || c[3].Index != 1 || c[3].BlockType != BlockReasoning {
-		t.Errorf("chunk fields: %+v", c[:4])
-	}
-	if *c[6].Usage != (Usage{10, 5, 1, 2}) {
-		t.Errorf("usage: %+v", *c[6].Usage)
-	}
-	if c[7].Reason.Kind != "error" || *c[7].Reason.Failure != (Failure{Code: "X", Message: "bad"}) {
-		t.Errorf("reason: %+v", c[7].Reason)
-	}
-	if string(c[4].Raw) != `{"type":"reasoning-delta","index":1,"text":"hm"}` {
-		t.Errorf("raw: %s", c[4].Raw)
-	}
-	if got[1].Message != "simulated provider error (HTTP 401)" || got[1].Code != "AUTH" || got[1].Chunks != nil {
-		t.Errorf("throw: %+v", got[1])
-	}
-	if got[2].ReadyFile != ".ready" {
-		t.Errorf("hang: %+v", got[2])
-	}
-
-	bad := []struct {
-		name, in, want string
-		kind           error
-	}{
-		{"object without patches", `{}`, file + `: override requires field "patches"`, ErrMissingField},
-		{"not an array", `"x"`, file + `: expected array, got string`, ErrBadValue},
-		{"patch without entry", `{"patches":[{"at":0}]}`, file + `: patches[0]: patch requires field "entry"`, ErrMissingField},
-		{"negative patch index", `{"patches":[{"at":-1,"entry":{"kind":"hang"}}]}`, file + `: patches[0].at: must be a non-negative integer`, ErrBadValue},
-		{"duplicate patch index", `{"patches":[{"at":0,"entry":{"kind":"hang"}},{"at":0,"entry":{"kind":"hang"}}]}`, file + `: patches[1].at: duplicate index 0`, ErrBadValue},
-		{"empty", `[]`, file + `: an override file must have at least one entry`, ErrBadValue},
-		{"unknown kind", `[{"kind":"explode"}]`, file + `: [0].kind: unknown override kind "explode" (want chunks, throw or hang)`, ErrBadValue},
-		{"missing kind", `[{"message":"x"}]`, file + `: [0]: missing field "kind"`, ErrMissingField},
-		{"throw without message", `[{"kind":"throw","code":"AUTH"}]`, file + `: [0]: override kind "throw" requires field "message"`, ErrMissingField},
-		{"hang with message", `[{"kind":"hang","message":"x"}]`, file + `: [0]: field "message" is not allowed for override kind "hang"`, ErrUnknownField},
-		{"escaping readyFile", `[{"kind":"hang","readyFile":"../../.ready"}]`, file + `: [0].readyFile: path "../../.ready" escapes the run's cwd`, ErrUnsafePath},
-		{"empty chunks", `[{"kind":"chunks","chunks":[]}]`, file + `: [0].chunks: must not be empty`, ErrBadValue},
-		{"unknown chunk type", `[{"kind":"chunks","chunks":[{"type":"ping"}]}]`, file + `: [0].chunks[0].type: unknown chunk type "ping"`, ErrBadValue},
-		{"chunk extra field", `[{"kind":"chunks","chunks":[{"type":"text-delta","index":0,"text":"a","delta":"b"}]}]`, file + `: [0].chunks[0]: unknown field "delta"`, ErrUnknownField},
-		{"chunk field of other type", `[{"kind":"chunks","chunks":[{"type":"text-delta","index":0,"text":"a","name":"b"}]}]`, file + `: [0].chunks[0]: field "name" is not allowed for chunk type "text-delta"`, ErrUnknownField},
-		{"bad block type", `[{"kind":"chunks","chunks":[{"type":"block-start","index":0,"blockType":"image"}]}]`, file + `: [0].chunks[0].blockType: unknown block type "image"`, ErrBadValue},
-		{"tool block without id", `[{"kind":"chunks","chunks":[{"type":"block-end","index":0,"block":{"type":"tool-call","name":"x","arguments":"{}"}}]}]`, file + `: [0].chunks[0].block: block type "tool-call" requires field "id"`, ErrMissingField},
-		{"negative tokens", `[{"kind":"chunks","chunks":[{"type":"usage","usage":{"inputTokens":-1,"outputTokens":0}}]}]`, file + `: [0].chunks[0].usage.inputTokens: expected integer >= 0, got -1`, ErrBadValue},
-		{"reason extra", `[{"kind":"chunks","chunks":[{"type":"finish","reason":{"kind":"stop","why":"x"}}]}]`, file + `: [0].chunks[0].reason: unknown field "why"`, ErrUnknownField},
-		{"failure without message", `[{"kind":"chunks","chunks":[{"type":"finish","reason":{"kind":"error","failure":{"code":"X"}}}]}]`, file + `: [0].chunks[0].reason.failure: a failure requires field "message"`, ErrMissingField},
-	}
-	for _, tt := range bad {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseOverride(file, []byte(tt.in))
-			if err == nil {
-				t.Fatalf("no error for %s", tt.in)
-			}
-			if err.Error() != tt.want {
-				t.Errorf("error text\n got: %s\nwant: %s", err, tt.want)
-			}
-			if !errors.Is(err, tt.kind) {
-				t.Errorf("error %v is not %v", err, tt.kind)
-			}
-		})
 	}
 }
 
@@ -375,7 +301,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Sessions = %v, want %v", sc.Sessions, wantSessions)
 	}
 	if sc.Name != "multi" || sc.Workspace != filepath.Join(dir, "workspace") ||
-		sc.OverridePath != filepath.Join(dir, OverrideFile) || len(sc.Override) != 1 ||
+		sc.OverridePath != filepath.Join(dir, OverrideFile) || sc.Override == nil || len(sc.Override.Script) != 1 ||
 		sc.Standin != filepath.Join(dir, "model", "script.json") {
 		t.Errorf("scenario = %+v", sc)
 	}
@@ -405,11 +331,11 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"no input", map[string]string{"session.jsonl": "{}"}, [2]string{}, "DIR/input.json: required file is missing", ErrLayout},
 		{"input is a dir", map[string]string{"input.json/": ""}, [2]string{}, "DIR/input.json: must be a regular file, found a directory", ErrLayout},
-		{"bad input field", map[string]string{"input.json": `{"steps":[{"op":"prompt","txt":"x"}]}`}, [2]string{}, `DIR/input.json: steps[0]: unknown field "txt"`, ErrUnknownField},
+		{"bad input field", map[string]string{"input.json": `{"steps":[{"op":"prompt","txt":"x"}]}`}, [2]string{}, `DIR/input.json: steps[0]: unknown field "txt" (line 1, column 26)`, ErrUnknownField},
 		{"session gap", map[string]string{"input.json": minimalInput, "session.jsonl": "", "session.2.jsonl": ""}, [2]string{}, "DIR/session.2.jsonl: DIR/session.1.jsonl is missing (session files must be numbered without gaps)", ErrLayout},
 		{"child without first", map[string]string{"input.json": minimalInput, "session.1.jsonl": ""}, [2]string{}, "DIR/session.1.jsonl: DIR/session.jsonl is missing (session files must be numbered without gaps)", ErrLayout},
 		{"malformed session name", map[string]string{"input.json": minimalInput, "session.01.jsonl": ""}, [2]string{}, "DIR/session.01.jsonl: malformed session file name; want session.jsonl or session.N.jsonl with N = 1, 2, …", ErrLayout},
-		{"bad override", map[string]string{"input.json": minimalInput, "replay.override.json": `[{"kind":"hang","readyFile":"/tmp/r"}]`}, [2]string{}, `DIR/replay.override.json: [0].readyFile: path "/tmp/r" is absolute; it must be relative to the run's cwd`, ErrUnsafePath},
+		{"bad override", map[string]string{"input.json": minimalInput, "replay.override.json": `[{"kind":"hang","readyFile":"/tmp/r"}]`}, [2]string{}, `DIR/replay.override.json: [0].readyFile: path "/tmp/r" is absolute; it must be relative to the session's cwd (line 1, column 29)`, ErrUnsafePath},
 		{"workspace is a file", map[string]string{"input.json": minimalInput, "workspace": "x"}, [2]string{}, "DIR/workspace: must be a directory, found a regular file", ErrLayout},
 		{"workspace absolute symlink", map[string]string{"input.json": minimalInput, "workspace/": ""}, [2]string{"/etc/passwd", "workspace/pw"}, `DIR/workspace/pw: symlink target "/etc/passwd" is absolute; it must stay inside the workspace`, ErrUnsafePath},
 		{"workspace escaping symlink", map[string]string{"input.json": minimalInput, "workspace/d/": ""}, [2]string{"../../input.json", "workspace/d/up"}, `DIR/workspace/d/up: symlink target "../../input.json" escapes the workspace`, ErrUnsafePath},

@@ -1,20 +1,27 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/internal/strictjson"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
 // Entry kinds.
 const (
+	// KindChunks serves Chunks as the call's stream.
 	KindChunks = "chunks"
-	KindThrow  = "throw"
-	KindHang   = "hang"
+	// KindThrow serves Chunks, then fails the call with Message and Code.
+	KindThrow = "throw"
+	// KindHang serves Chunks, creates ReadyFile and blocks until the call is
+	// cancelled.
+	KindHang = "hang"
 	// KindIncomplete is a derived call that ended without a finish chunk
 	// (the live stream threw or was cancelled). Serving it fails loudly;
 	// replay.override.json must patch it.
@@ -23,6 +30,7 @@ const (
 
 // Entry is one scripted model call.
 type Entry struct {
+	// Kind is one of the Kind constants.
 	Kind string
 	// Chunks are streamed in order (for throw: before the failure).
 	Chunks []llm.Chunk
@@ -38,10 +46,14 @@ type Entry struct {
 	chunksGiven bool
 }
 
+// Inherits reports whether the entry is a hang that names no chunks: it
+// serves the recorded chunks of the call it stands for (see Override.Apply).
+func (e Entry) Inherits() bool { return e.Kind == KindHang && !e.chunksGiven }
+
 // inherit gives a hang entry that named no chunks the recorded chunks of
 // the call at the same position (a finish chunk, if any, is not served).
 func inherit(e Entry, derived []Entry, i int) Entry {
-	if e.Kind != KindHang || e.chunksGiven || i >= len(derived) {
+	if !e.Inherits() || i >= len(derived) {
 		return e
 	}
 	for _, c := range derived[i].Chunks {
@@ -167,130 +179,290 @@ func summaryEntry(e *sessionlog.Event) (Entry, bool, error) {
 	return Entry{Kind: KindChunks, Chunks: chunks, Where: fmt.Sprintf("compaction summary at seq %d", e.Seq)}, true, nil
 }
 
-// wireEntry is the JSON form of an override entry.
-type wireEntry struct {
-	Kind      string             `json:"kind"`
-	Chunks    *[]json.RawMessage `json:"chunks"`
-	Message   *string            `json:"message"`
-	Code      *string            `json:"code"`
-	ReadyFile *string            `json:"readyFile"`
+// Override is a parsed replay.override.json.
+type Override struct {
+	// Replace is true for the whole-script (array) form: Script replaces the
+	// derived script. It is false for the patches form.
+	Replace bool
+	// Script holds the entries of the whole-script form, in order.
+	Script []Entry
+	// Patches holds the patches of the patches form, in document order.
+	Patches []Patch
 }
 
-func decodeStrict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return fmt.Errorf("trailing data")
-	}
-	return nil
+// Patch replaces (or, at the derived script's length, appends) one call.
+type Patch struct {
+	// At is the 0-based index of the call in the derived script.
+	At int
+	// Entry is the call's replacement.
+	Entry Entry
+	at    strictjson.Value // the "at" member, for errors found by Apply
 }
 
-func parseEntry(raw json.RawMessage, where string) (Entry, error) {
-	var w wireEntry
-	if err := decodeStrict(raw, &w); err != nil {
-		return Entry{}, fmt.Errorf("%s: %w", where, err)
+// Entries returns every entry the override scripts, in document order.
+func (o *Override) Entries() []Entry {
+	if o.Replace {
+		return o.Script
 	}
-	e := Entry{Kind: w.Kind, Where: where, chunksGiven: w.Chunks != nil}
-	var chunks []json.RawMessage
-	if w.Chunks != nil {
-		chunks = *w.Chunks
+	out := make([]Entry, 0, len(o.Patches))
+	for _, p := range o.Patches {
+		out = append(out, p.Entry)
 	}
-	for i, c := range chunks {
-		var ch llm.Chunk
-		if err := json.Unmarshal(c, &ch); err != nil {
-			return Entry{}, fmt.Errorf("%s: chunks[%d]: %w", where, i, err)
-		}
-		if !ch.Known() {
-			return Entry{}, fmt.Errorf("%s: chunks[%d]: unknown chunk type", where, i)
-		}
-		e.Chunks = append(e.Chunks, ch)
+	return out
+}
+
+// entryFields is, for each entry kind, the members it accepts and requires.
+var entryFields = map[string]strictjson.Fields{
+	KindChunks: {Allowed: []string{"kind", "chunks"}, Required: []string{"chunks"}},
+	KindThrow:  {Allowed: []string{"kind", "message", "code", "chunks"}, Required: []string{"message"}},
+	KindHang:   {Allowed: []string{"kind", "readyFile", "chunks"}},
+}
+
+// entryUniverse lists every member an entry may have.
+var entryUniverse = []string{"kind", "chunks", "message", "code", "readyFile"}
+
+// readyBase is what a hang's readyFile is relative to (in messages).
+const readyBase = "session's cwd"
+
+// ParseOverride parses an override document (replay.override.json), which
+// scripts the model calls a log cannot: a call that threw, one that hung
+// until cancelled, or one that has no local stream. ParseOverride is the
+// format's only parser: reel acp --replay-override (through Load and
+// ApplyOverride) and the snapshot harness's scenario loader both call it, so
+// both accept and refuse exactly the same documents with the same messages.
+//
+// The format, decided against the reference implementation
+// (deepseek-harness packages/test-support/llm-replay/src/index.ts,
+// readOverrideDoc and readReplayEntry) and reel's fixtures and corpus:
+//
+//   - the document is an array of entries (the whole script; [] is a script
+//     with no calls) or {"patches":[{"at":N,"entry":ENTRY}, …]}, which
+//     replaces call N of the derived script (N == its length appends);
+//     "patches": [] changes nothing. at is an integer >= 0, unique.
+//   - {"kind":"chunks","chunks":[CHUNK, …]}: chunks is required and ends
+//     with a finish chunk (a call without one is a thrown or hung stream:
+//     script it as throw or hang).
+//   - {"kind":"throw","message":"…","code":"…","chunks":[…]}: message is
+//     required and non-empty; code and chunks are optional, code non-empty
+//     when given.
+//   - {"kind":"hang","readyFile":"…","chunks":[…]}: both optional; without
+//     chunks the recorded chunks of the call it stands for are served first
+//     (finish excluded). readyFile is a non-empty path relative to the
+//     session's cwd that does not climb out of it.
+//   - CHUNK is a stream chunk of the session log's dialect, decoded by
+//     llm.Chunk (its only parser: a tool-call-delta needs its id, each type
+//     has exactly its members), and of a type (and block type) reel knows.
+//   - no member outside these, and no key named twice anywhere.
+//
+// Every refusal is a *strictjson.Error naming the file, the JSON path (such
+// as "patches[0].entry.chunks[2]"), the line and column, and what is wrong.
+//
+// file is used in error messages only.
+func ParseOverride(file string, data []byte) (*Override, error) {
+	root, err := strictjson.Parse(file, data)
+	if err != nil {
+		return nil, err
 	}
-	switch w.Kind {
-	case KindChunks:
-		if w.Message != nil || w.Code != nil || w.ReadyFile != nil {
-			return Entry{}, fmt.Errorf("%s: a chunks entry takes only \"chunks\"", where)
+	switch root.Kind() {
+	case "array":
+		elems, err := root.Array()
+		if err != nil {
+			return nil, err
 		}
-		if len(e.Chunks) == 0 || e.Chunks[len(e.Chunks)-1].Type != llm.ChunkFinish {
-			return Entry{}, fmt.Errorf("%s: a chunks entry must end with a finish chunk", where)
+		o := &Override{Replace: true, Script: make([]Entry, 0, len(elems))}
+		for _, v := range elems {
+			e, err := parseEntry(v)
+			if err != nil {
+				return nil, err
+			}
+			o.Script = append(o.Script, e)
 		}
-	case KindThrow:
-		if w.Message == nil || w.ReadyFile != nil {
-			return Entry{}, fmt.Errorf("%s: a throw entry needs \"message\" (and optional \"code\", \"chunks\")", where)
+		return o, nil
+	case "object":
+		return parsePatches(root)
+	}
+	return nil, root.Errorf(strictjson.ErrBadValue, `must be an array of entries or {"patches":[…]}, got %s`, root.Kind())
+}
+
+// parsePatches parses the {"patches":[{"at":N,"entry":{…}}, …]} form.
+func parsePatches(root strictjson.Value) (*Override, error) {
+	doc, err := root.Object()
+	if err != nil {
+		return nil, err
+	}
+	top := strictjson.Fields{Allowed: []string{"patches"}, Required: []string{"patches"}}
+	if err := doc.Check(top.Allowed, top, "an override object"); err != nil {
+		return nil, err
+	}
+	list, _ := doc.Get("patches")
+	elems, err := list.Array()
+	if err != nil {
+		return nil, err
+	}
+	o := &Override{}
+	seen := map[int]bool{}
+	for _, v := range elems {
+		pm, err := v.Object()
+		if err != nil {
+			return nil, err
 		}
-		e.Message = *w.Message
-		if w.Code != nil {
-			e.Code = *w.Code
+		keys := strictjson.Fields{Allowed: []string{"at", "entry"}, Required: []string{"at", "entry"}}
+		if err := pm.Check(keys.Allowed, keys, "a patch"); err != nil {
+			return nil, err
 		}
-	case KindHang:
-		if w.Message != nil || w.Code != nil {
-			return Entry{}, fmt.Errorf("%s: a hang entry takes only \"chunks\" and \"readyFile\"", where)
+		atV, _ := pm.Get("at")
+		at, err := atV.Int(0)
+		if err != nil {
+			return nil, err
 		}
-		if w.ReadyFile != nil {
-			e.ReadyFile = *w.ReadyFile
+		if seen[at] {
+			return nil, atV.Errorf(strictjson.ErrBadValue, "duplicate index %d", at)
 		}
-	default:
-		return Entry{}, fmt.Errorf("%s: unknown kind %q (want chunks, throw or hang)", where, w.Kind)
+		seen[at] = true
+		ev, _ := pm.Get("entry")
+		e, err := parseEntry(ev)
+		if err != nil {
+			return nil, err
+		}
+		o.Patches = append(o.Patches, Patch{At: at, Entry: e, at: atV})
+	}
+	return o, nil
+}
+
+// parseEntry parses one override entry.
+func parseEntry(v strictjson.Value) (Entry, error) {
+	obj, err := v.Object()
+	if err != nil {
+		return Entry{}, err
+	}
+	kv, err := obj.Require("kind")
+	if err != nil {
+		return Entry{}, err
+	}
+	kind, err := kv.NonEmpty()
+	if err != nil {
+		return Entry{}, err
+	}
+	fs, ok := entryFields[kind]
+	if !ok {
+		return Entry{}, kv.Errorf(strictjson.ErrBadValue, "unknown kind %q: want chunks, throw or hang", kind)
+	}
+	if err := obj.Check(entryUniverse, fs, fmt.Sprintf("a %s entry", kind)); err != nil {
+		return Entry{}, err
+	}
+	where := v.Path()
+	if where == "" {
+		where = "the document"
+	}
+	e := Entry{Kind: kind, Where: v.File() + ": " + where}
+	for _, m := range obj.Members {
+		switch m.Key {
+		case "chunks":
+			e.chunksGiven = true
+			e.Chunks, err = parseChunks(m.Value)
+		case "message":
+			e.Message, err = m.Value.NonEmpty()
+		case "code":
+			e.Code, err = m.Value.NonEmpty()
+		case "readyFile":
+			e.ReadyFile, err = m.Value.LocalPath(readyBase)
+		}
+		if err != nil {
+			return Entry{}, err
+		}
+	}
+	if kind == KindChunks {
+		if n := len(e.Chunks); n == 0 || e.Chunks[n-1].Type != llm.ChunkFinish {
+			chunks, _ := obj.Get("chunks")
+			return Entry{}, chunks.Errorf(strictjson.ErrBadValue, "a chunks entry must end with a finish chunk (script a thrown or hung call as throw or hang)")
+		}
 	}
 	return e, nil
 }
 
-// ApplyOverride reads an override document and applies it to the derived
-// script: an array replaces the script, {"patches":[…]} patches positions
-// (at == len appends). A hang entry without a "chunks" member serves the
-// recorded chunks of the call it stands for, then hangs (how a cancelled
-// stream is replayed); "chunks": [] hangs before any output.
-func ApplyOverride(derived []Entry, raw []byte, file string) ([]Entry, error) {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		var entries []json.RawMessage
-		if err := json.Unmarshal(trimmed, &entries); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+// knownBlockTypes are the block types an override chunk may name.
+var knownBlockTypes = []string{llm.BlockText, llm.BlockReasoning, llm.BlockToolCall}
+
+// parseChunks decodes a chunks array through llm.Chunk, refusing duplicate
+// keys and the chunk and block types llm.Chunk keeps verbatim as unknown.
+func parseChunks(v strictjson.Value) ([]llm.Chunk, error) {
+	elems, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	var out []llm.Chunk // nil for "chunks": [], as chunksGiven tells them apart
+	for _, cv := range elems {
+		obj, err := cv.Object()
+		if err != nil {
+			return nil, err
 		}
-		out := make([]Entry, 0, len(entries))
-		for i, r := range entries {
-			e, err := parseEntry(r, fmt.Sprintf("%s: entry %d", file, i))
-			if err != nil {
-				return nil, err
-			}
+		if err := cv.NoDuplicates(); err != nil {
+			return nil, err
+		}
+		var c llm.Chunk
+		if err := c.UnmarshalJSON(cv.Raw()); err != nil {
+			return nil, cv.Errorf(errors.Join(strictjson.ErrBadValue, err), "%s", strings.TrimPrefix(err.Error(), "llm: decode "))
+		}
+		if !c.Known() {
+			t, _ := obj.Get("type")
+			return nil, t.Errorf(strictjson.ErrBadValue, "unknown chunk type %q", c.Type)
+		}
+		if c.Type == llm.ChunkBlockStart && !slices.Contains(knownBlockTypes, c.BlockType) {
+			t, _ := obj.Get("blockType")
+			return nil, t.Errorf(strictjson.ErrBadValue, "unknown block type %q: want text, reasoning or tool-call", c.BlockType)
+		}
+		if c.Block != nil && c.Block.Raw != nil {
+			b, _ := obj.Get("block")
+			bo, _ := b.Object()
+			t, _ := bo.Get("type")
+			return nil, t.Errorf(strictjson.ErrBadValue, "unknown block type %q: want text, reasoning or tool-call", c.Block.Type)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// Apply applies the override to the derived script: the whole-script form
+// replaces it, the patches form replaces (or appends) the named calls. A
+// hang entry without "chunks" serves the recorded chunks of the call at its
+// position, then hangs (how a cancelled stream is replayed); "chunks": []
+// hangs before any output. A patch beyond the derived script's length is a
+// *strictjson.Error at its "at".
+func (o *Override) Apply(derived []Entry) ([]Entry, error) {
+	if o.Replace {
+		out := make([]Entry, 0, len(o.Script))
+		for i, e := range o.Script {
 			out = append(out, inherit(e, derived, i))
 		}
 		return out, nil
 	}
-	var doc struct {
-		Patches []struct {
-			At    *int            `json:"at"`
-			Entry json.RawMessage `json:"entry"`
-		} `json:"patches"`
-	}
-	if err := decodeStrict(trimmed, &doc); err != nil || doc.Patches == nil {
-		return nil, fmt.Errorf("%s: must be an array of entries or {\"patches\":[…]}", file)
-	}
 	out := append([]Entry(nil), derived...)
-	seen := map[int]bool{}
-	for i, p := range doc.Patches {
-		where := fmt.Sprintf("%s: patch %d", file, i)
-		if p.At == nil || *p.At < 0 || *p.At > len(derived) {
-			return nil, fmt.Errorf("%s: at must be 0…%d (the derived script has %d calls; == length appends)", where, len(derived), len(derived))
-		}
-		if seen[*p.At] {
-			return nil, fmt.Errorf("%s: duplicate index %d", where, *p.At)
-		}
-		seen[*p.At] = true
-		e, err := parseEntry(p.Entry, where+".entry")
-		if err != nil {
+	for i, p := range o.Patches {
+		if p.At > len(derived) {
+			err := p.at.Errorf(strictjson.ErrBadValue, "at must be 0…%d (the derived script has %d calls; == length appends), got %d", len(derived), len(derived), p.At)
+			if err.Path == "" { // a Patch built by hand
+				err.Path = fmt.Sprintf("patches[%d].at", i)
+			}
 			return nil, err
 		}
-		e = inherit(e, derived, *p.At)
-		if *p.At == len(out) {
+		e := inherit(p.Entry, derived, p.At)
+		if p.At == len(out) {
 			out = append(out, e)
 		} else {
-			out[*p.At] = e
+			out[p.At] = e
 		}
 	}
 	return out, nil
+}
+
+// ApplyOverride parses an override document (ParseOverride) and applies it
+// to the derived script (Override.Apply). file is used in error messages.
+func ApplyOverride(derived []Entry, raw []byte, file string) ([]Entry, error) {
+	o, err := ParseOverride(file, raw)
+	if err != nil {
+		return nil, err
+	}
+	return o.Apply(derived)
 }
 
 // Load derives the script of the log at logPath and applies overridePath

@@ -1,0 +1,204 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Op names a scripted client step.
+type Op string
+
+// The op names: the corpus's vocabulary followed by reel's own. What each
+// op accepts and does is its entry in the vocabulary (below), the one list
+// the loader, the harness and docs/scenarios.md all read.
+const (
+	// OpInitialize sends "initialize".
+	OpInitialize Op = "initialize"
+	// OpNewSession sends "session/new"; sessions are indexed 0, 1, … in
+	// the order they are created.
+	OpNewSession Op = "newSession"
+	// OpPrompt sends "session/prompt" with Text and waits for the result
+	// (with ExpectError, an error result).
+	OpPrompt Op = "prompt"
+	// OpPromptContent sends "session/prompt" with the Content blocks.
+	OpPromptContent Op = "promptContent"
+	// OpPromptAndCancel sends a prompt, waits until WaitForFile.Path exists
+	// in the run's cwd, then sends "session/cancel".
+	OpPromptAndCancel Op = "promptAndCancel"
+	// OpPromptAndWaitForAgentMessage sends a prompt and waits until the
+	// agent's streamed message text contains WaitForText.
+	OpPromptAndWaitForAgentMessage Op = "promptAndWaitForAgentMessage"
+	// OpWaitForTurnEnd waits for the pending prompt of the session to end.
+	OpWaitForTurnEnd Op = "waitForTurnEnd"
+	// OpWaitForTurnStart waits until the session has started turn
+	// MinimumTurn (turns the agent starts by itself, e.g. after a
+	// background subagent settles).
+	OpWaitForTurnStart Op = "waitForTurnStart"
+	// OpWaitForFile waits until Path exists in the run's cwd.
+	OpWaitForFile Op = "waitForFile"
+	// OpWaitForTitleAfterTurnEnd waits for the session title that some
+	// agents derive after a turn has ended.
+	OpWaitForTitleAfterTurnEnd Op = "waitForTitleAfterTurnEnd"
+	// OpWaitForSubagentTurnEnd waits for a child session (Child, 1-based;
+	// 0 = any) to end turn MinimumTurn (0 = any turn).
+	OpWaitForSubagentTurnEnd Op = "waitForSubagentTurnEnd"
+	// OpLoadSession restarts the agent as a fresh process and sends
+	// "session/load" for session Session (with ExpectError, the load must
+	// be refused and the process keeps serving).
+	OpLoadSession Op = "loadSession"
+	// OpSetMode sends "session/set_mode" with Mode.
+	OpSetMode Op = "setMode"
+	// OpCancel sends the "session/cancel" notification.
+	OpCancel Op = "cancel"
+)
+
+// Driver is what runs a scenario's steps: one method per run function of
+// the vocabulary; Step.Run calls the one its op names. The snapshot
+// harness implements it. Step.Run calls a Driver from one goroutine, one
+// step at a time, in script order; a method must return when ctx (the step's
+// deadline) is done. A step whose ExpectError is set expects the agent to
+// answer with a JSON-RPC error: the method checks that itself.
+type Driver interface {
+	// Initialize runs OpInitialize.
+	Initialize(ctx context.Context, st Step) error
+	// NewSession runs OpNewSession.
+	NewSession(ctx context.Context, st Step) error
+	// Prompt runs OpPrompt and OpPromptContent: it sends st.Prompt().
+	Prompt(ctx context.Context, st Step) error
+	// PromptAndCancel runs OpPromptAndCancel.
+	PromptAndCancel(ctx context.Context, st Step) error
+	// PromptAndWaitForAgentMessage runs OpPromptAndWaitForAgentMessage.
+	PromptAndWaitForAgentMessage(ctx context.Context, st Step) error
+	// WaitForTurnEnd runs OpWaitForTurnEnd.
+	WaitForTurnEnd(ctx context.Context, st Step) error
+	// WaitForTurnStart runs OpWaitForTurnStart.
+	WaitForTurnStart(ctx context.Context, st Step) error
+	// WaitForFile runs OpWaitForFile.
+	WaitForFile(ctx context.Context, st Step) error
+	// LoadSession runs OpLoadSession.
+	LoadSession(ctx context.Context, st Step) error
+	// SetMode runs OpSetMode.
+	SetMode(ctx context.Context, st Step) error
+	// Cancel runs OpCancel.
+	Cancel(ctx context.Context, st Step) error
+}
+
+// ErrNotDriven reports a step whose op the loader accepts (it is in the
+// corpus's vocabulary) but reel's harness does not drive.
+var ErrNotDriven = errors.New("scenario: reel's harness does not drive this op")
+
+// opSpec is one op of the vocabulary.
+type opSpec struct {
+	op Op
+	// required and optional are the fields the op accepts besides "op".
+	required, optional []string
+	// prompt marks an op that sends "session/prompt".
+	prompt bool
+	// run runs the op; nil for an op reel's harness does not drive.
+	run func(Driver, context.Context, Step) error
+	// twin is the corpus's name for the op with "expectError": true (such
+	// as "promptExpectError"), accepted as an alias; "" when none.
+	twin Op
+	// doc says what the client does (docs/scenarios.md's table of ops).
+	doc string
+}
+
+// vocabulary is the step vocabulary, in documentation order: each op, its
+// fields, what runs it and what it does. It is the only list of ops:
+// ParseInput dispatches on it, Step.Run runs it, Ops lists it, and
+// docs/scenarios.md's table of ops is generated from it (TestDocOpTable).
+var vocabulary = []opSpec{
+	{op: OpInitialize, run: Driver.Initialize,
+		doc: "sends `initialize`"},
+	{op: OpNewSession, run: Driver.NewSession,
+		doc: "sends `session/new`; sessions are indexed 0, 1, … in creation order"},
+	{op: OpPrompt, required: []string{fText}, optional: []string{fSession, fExpectError}, prompt: true, run: Driver.Prompt, twin: "promptExpectError",
+		doc: "sends `session/prompt` with `text` and waits for the result; with `expectError: true` the response must be a JSON-RPC error"},
+	{op: OpPromptContent, required: []string{fContent}, optional: []string{fSession}, prompt: true, run: Driver.Prompt,
+		doc: "sends `session/prompt` with ACP content blocks (below)"},
+	{op: OpPromptAndCancel, required: []string{fText, fWaitForFile}, optional: []string{fSession}, prompt: true, run: Driver.PromptAndCancel,
+		doc: "sends a prompt, waits until `waitForFile.path` exists in the run's cwd, then sends `session/cancel`"},
+	{op: OpPromptAndWaitForAgentMessage, required: []string{fText, fWaitForText}, optional: []string{fSession}, prompt: true, run: Driver.PromptAndWaitForAgentMessage,
+		doc: "sends a prompt and waits until the agent's streamed text contains `waitForText`"},
+	{op: OpWaitForTurnEnd, optional: []string{fSession}, run: Driver.WaitForTurnEnd,
+		doc: "waits for the session's pending prompt to end"},
+	{op: OpWaitForTurnStart, required: []string{fMinimumTurn}, optional: []string{fSession}, run: Driver.WaitForTurnStart,
+		doc: "waits until the session has started turn `minimumTurn` (1-based; a turn the agent starts by itself)"},
+	{op: OpWaitForFile, required: []string{fPath}, run: Driver.WaitForFile,
+		doc: "waits until `path` exists in the run's cwd"},
+	{op: OpWaitForTitleAfterTurnEnd, optional: []string{fSession},
+		doc: "waits for the session title derived after a turn"},
+	{op: OpWaitForSubagentTurnEnd, optional: []string{fSession, fChild, fMinimumTurn},
+		doc: "waits for child session `child` (1-based; absent = any) to end turn `minimumTurn` (absent = any)"},
+	{op: OpLoadSession, optional: []string{fSession, fExpectError}, run: Driver.LoadSession,
+		doc: "restarts the agent as a fresh process and sends `session/load`; with `expectError: true` the response must be a JSON-RPC error (a refused log) and the process keeps serving"},
+	{op: OpSetMode, required: []string{fMode}, optional: []string{fSession}, run: Driver.SetMode,
+		doc: "sends `session/set_mode` with the mode id, e.g. `read-only`"},
+	{op: OpCancel, optional: []string{fSession}, run: Driver.Cancel,
+		doc: "sends the `session/cancel` notification"},
+}
+
+// byName indexes the vocabulary by op name and by twin name.
+var byName = func() map[Op]*opSpec {
+	m := make(map[Op]*opSpec, 2*len(vocabulary))
+	for i := range vocabulary {
+		s := &vocabulary[i]
+		m[s.op] = s
+		if s.twin != "" {
+			m[s.twin] = s
+		}
+	}
+	return m
+}()
+
+// lookup returns the spec of an op name; twin reports a twin name (the op
+// with "expectError": true).
+func lookup(name Op) (s *opSpec, twin, ok bool) {
+	s, ok = byName[name]
+	return s, ok && s.twin == name, ok
+}
+
+// fields returns the step fields the op accepts, "op" included.
+func (s *opSpec) fields() []string {
+	return append(append([]string{fOp}, s.required...), s.optional...)
+}
+
+// Ops lists the step vocabulary (canonical names, no twins) in
+// documentation order.
+func Ops() []Op {
+	out := make([]Op, 0, len(vocabulary))
+	for _, s := range vocabulary {
+		out = append(out, s.op)
+	}
+	return out
+}
+
+// IsPrompt reports whether the step sends "session/prompt".
+func (s Step) IsPrompt() bool {
+	spec, _, ok := lookup(s.Op)
+	return ok && spec.prompt
+}
+
+// Driven reports whether reel's harness can run the step (Run would not
+// return ErrNotDriven or ErrUnknownOp).
+func (s Step) Driven() bool {
+	spec, _, ok := lookup(s.Op)
+	return ok && spec.run != nil
+}
+
+// Run runs the step through d: the Driver method its op names. A step whose
+// op reel's harness does not drive fails with ErrNotDriven, one the
+// vocabulary does not define with ErrUnknownOp (a loaded scenario has none).
+func (s Step) Run(ctx context.Context, d Driver) error {
+	spec, twin, ok := lookup(s.Op)
+	switch {
+	case !ok:
+		return fmt.Errorf("op %q: %w", s.Op, ErrUnknownOp)
+	case spec.run == nil:
+		return fmt.Errorf("op %s: %w", s.Op, ErrNotDriven)
+	case twin: // a Step built by hand with the twin's name
+		s.Op, s.ExpectError = spec.op, true
+	}
+	return spec.run(d, ctx, s)
+}
