@@ -75,4 +75,22 @@ type Config struct {
 	// Now and NewID are the clock and id source (tests may fix them).
 	Now   func() time.Time
 	NewID func() string
+
+	// What the agent does for the model (issue 14), each on by default
+	// with the reference agent's settings; see the README.
+
+	// Instructions configures the AGENTS.md / CLAUDE.md files injected
+	// into the conversation (see instructions.go).
+	Instructions InstructionConfig
+	// RepeatThresholds are the runs of identical consecutive tool calls
+	// that draw a reminder (nil: 3, 5, 8; each at least 2).
+	RepeatThresholds []int
+	// DisableRepeatReminders turns the repeated-call reminders off.
+	DisableRepeatReminders bool
+	// DisableReadGuard turns off the read-before-edit rule of write and
+	// edit (tools.Observations).
+	DisableReadGuard bool
+	// MaxInlineBytes caps the bash result the model sees before it is
+	// spilled (0: tools.DefaultMaxInlineBytes).
+	MaxInlineBytes int
 }

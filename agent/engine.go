@@ -27,6 +27,11 @@ type Engine struct {
 	// danger-full-access, where there is nothing to escalate to.
 	confined, full *tools.Set
 
+	// instr is the resolved instruction-file configuration (nil: off);
+	// repeatThresholds the sorted reminder thresholds (nil: off).
+	instr            *instrConfig
+	repeatThresholds []int
+
 	mu       sync.Mutex
 	sessions map[string]*Session
 	opened   int // sessions opened in this process
@@ -59,11 +64,23 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{
+	e := &Engine{
 		cfg: cfg, log: cfg.Logger, sessions: map[string]*Session{},
 		confined: tools.Default(tools.Options{Escalation: true}),
 		full:     tools.Default(tools.Options{}),
-	}, nil
+		instr:    resolveInstructions(cfg.Instructions),
+	}
+	if !cfg.DisableRepeatReminders {
+		t, err := repeatThresholds(cfg.RepeatThresholds)
+		if err != nil {
+			return nil, err
+		}
+		e.repeatThresholds = t
+	}
+	// The engine's own context messages (reminders, instruction files)
+	// are entered before the configured pre-step hooks run.
+	e.cfg.PreStep = ChainPreSteps(e.contextHook, cfg.PreStep)
+	return e, nil
 }
 
 // DefaultMode is the sandbox mode of a session whose log sets none.

@@ -123,6 +123,11 @@ func TestEngineTurnWithoutACP(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cwd, "f.txt"), []byte("hello\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An instruction file: the engine enters it for the model, but it is
+	// not something the user said, so History must not retell it.
+	if err := os.WriteFile(filepath.Join(cwd, "AGENTS.md"), []byte("Always be brief.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := e.NewSession(t.Context(), cwd)
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +169,15 @@ func TestEngineTurnWithoutACP(t *testing.T) {
 		if !slices.Contains(types, typ) {
 			t.Errorf("log has no %s: %v", typ, types)
 		}
+	}
+	var instructions int
+	for _, ev := range lg.Events() {
+		if ev.Type == sessionlog.TypeUserMessage && strings.Contains(string(ev.Data), "Always be brief.") {
+			instructions++
+		}
+	}
+	if instructions != 1 {
+		t.Errorf("the instruction file entered the log %d times, want once", instructions)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 )
 
 // History replays the session's conversation to u in log order, the way a
-// live turn reported it: user messages, thoughts, answer text, tool calls
-// with their final status and output.
+// live turn reported it: the user's prompts, thoughts, answer text, tool
+// calls with their final status and output. Messages the engine entered
+// for the model (instruction files, reminders, compaction summaries) are
+// not retold.
 func (s *Session) History(ctx context.Context, u Updates) {
 	s.mu.Lock()
 	events := s.log.Log().Events()
@@ -19,6 +21,11 @@ func (s *Session) History(ctx context.Context, u Updates) {
 		e := &events[i]
 		switch e.Type {
 		case sessionlog.TypeUserMessage:
+			// Only what the user typed: instruction files, reminders and
+			// compaction summaries are the engine's messages to the model.
+			if !isUserPrompt(e) {
+				continue
+			}
 			for _, p := range parsed(e).Content {
 				if p.Type == "text" {
 					u.UserText(ctx, p.Text)

@@ -39,6 +39,41 @@ type Session struct {
 	jobs jobs
 	// spill caps the bytes the session's tool output may spill to disk.
 	spill *tools.SpillBudget
+
+	// observed is what the file tools saw of each file in this process
+	// (the read-before-edit rule); repeat the run of identical tool calls
+	// and the reminders for the next step; instr the instruction files'
+	// state. None of them is derived from the log: like the reference's,
+	// they start empty when a session is loaded.
+	observed fileObservations
+	repeat   repeatChain
+	instr    instrState
+}
+
+// fileObservations is a session's tools.Observations.
+type fileObservations struct {
+	mu sync.Mutex
+	m  map[string]tools.Observation
+}
+
+var _ tools.Observations = (*fileObservations)(nil)
+
+// Observation implements tools.Observations.
+func (o *fileObservations) Observation(key string) (tools.Observation, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	v, ok := o.m[key]
+	return v, ok
+}
+
+// Observe implements tools.Observations.
+func (o *fileObservations) Observe(key string, v tools.Observation) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]tools.Observation{}
+	}
+	o.m[key] = v
 }
 
 // ID is the session's id.

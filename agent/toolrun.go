@@ -56,6 +56,11 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 		return err
 	}
 	u.ToolEnd(wctx, id, res)
+	if !*cancelled {
+		// What the next step's context messages need to know of the call.
+		s.noteToolCall(name, args)
+		s.noteTouch(name, args, res)
+	}
 	if name == "todo_write" && !res.IsError {
 		if a, err := tools.ParseTodoArgs(call.Arguments); err == nil {
 			u.Plan(wctx, a.Todos)
@@ -166,7 +171,10 @@ func escalationRequest(call ToolCall, mode sandbox.Mode, esc tools.Escalation) A
 // toolEnv builds the tool environment of a call under mode.
 func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	s, e := r.s, r.e
-	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(mode), Spill: s.spill, FS: r.c.FS}
+	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(mode), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes}
+	if !e.cfg.DisableReadGuard {
+		env.Observed = &s.observed
+	}
 	if e.cfg.SpillDir != "" {
 		// Without a SpillDir the tools use the temp dir; joining "" with
 		// the session id would spill into the workspace.

@@ -71,6 +71,15 @@ type Options struct {
 	// Standin is a stand-in script: the agent serves it in process on
 	// 127.0.0.1 and talks to it as its model, with no key.
 	Standin string
+	// InlineBytes caps a bash result before it is spilled (0: the
+	// default, 50000).
+	InlineBytes int
+	// RootMarkers are the file names marking the project root for
+	// instruction files (comma-separated on the command line; "": .git).
+	RootMarkers string
+	// NoInstructions, NoReadGuard and NoRepeatReminders turn the
+	// behaviours the README's "What the agent does for you" lists off.
+	NoInstructions, NoReadGuard, NoRepeatReminders bool
 }
 
 // helpText introduces reel acp's -h output; the flags follow, then
@@ -139,6 +148,11 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
 	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", acpserver.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
+	fs.IntVar(&o.InlineBytes, "inline-bytes", 0, "bash result size shown to the model before it is spilled to a file (0: 50000)")
+	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
+	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
+	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
+	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
 	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
 	// The flag package prints nothing itself: a mistake is one line on
 	// stderr (from main), and -h is the help, on stdout, with exit 0.
@@ -165,6 +179,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.Network != "on" && o.Network != "off" {
 		return o, fmt.Errorf("%w: --network %q: want on or off", ErrUsage, o.Network)
+	}
+	if o.InlineBytes < 0 {
+		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
 	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)

@@ -121,8 +121,13 @@ func TestAttackWriteDanglingChain(t *testing.T) {
 			t.Errorf("%s: no tool result reached the model", id)
 			continue
 		}
-		if !strings.Contains(r, filepath.Join(ws, "L")) || !strings.Contains(r, "[sandbox denied: mode workspace-write]") {
-			t.Errorf("%s: result %q; want a sandbox denial naming %s", id, r, filepath.Join(ws, "L"))
+		// An edit of L never reaches the sandbox: L leads nowhere, so the
+		// read-before-edit rule refuses it first. Either refusal is fine;
+		// what matters is that it names L and nothing outside changed.
+		refused := strings.Contains(r, "[sandbox denied: mode workspace-write]") ||
+			id == "call_edit" && strings.Contains(r, "edit requires reading")
+		if !strings.Contains(r, filepath.Join(ws, "L")) || !refused {
+			t.Errorf("%s: result %q; want a refusal naming %s", id, r, filepath.Join(ws, "L"))
 		}
 	}
 	if entries, err := os.ReadDir(filepath.Join(out, "a")); err != nil || len(entries) != 1 {
@@ -227,15 +232,24 @@ func TestAttackWriteReadOnlyPlantedLinks(t *testing.T) {
 			awToolCall("w_chain", "write", map[string]any{"file_path": "L", "content": "pwned\n"}),
 			awToolCall("e_chain", "edit", map[string]any{"file_path": "L", "old_string": "a", "new_string": "b"}),
 			awToolCall("w_dir", "write", map[string]any{"file_path": "d/victim.txt", "content": "pwned\n"}),
+			// Read first, so the edit passes the read-before-edit rule
+			// and meets the sandbox.
+			awToolCall("r_dir", "read", map[string]any{"file_path": "d/victim.txt"}),
 			awToolCall("e_dir", "edit", map[string]any{"file_path": "d/victim.txt", "old_string": "outside", "new_string": "pwned"}),
 			awToolCall("bash", "bash", map[string]any{"command": "echo pwned > d/victim.txt; echo pwned > L; echo tried"}),
 		}},
 		{Text: "done"},
 	})
 	for _, id := range []string{"w_chain", "e_chain", "w_dir", "e_dir"} {
-		if r := results[id]; !strings.Contains(r, "[sandbox denied: mode read-only]") {
+		r := results[id]
+		// e_chain's L leads nowhere: the read-before-edit rule refuses it
+		// before the sandbox is asked.
+		if !strings.Contains(r, "[sandbox denied: mode read-only]") && !(id == "e_chain" && strings.Contains(r, "edit requires reading")) {
 			t.Errorf("%s: result %q, want the read-only denial", id, r)
 		}
+	}
+	if r := results["r_dir"]; !strings.Contains(r, "outside original") {
+		t.Errorf("the read before the edit did not read the victim: %q", r)
 	}
 	if r := results["bash"]; !strings.Contains(r, "tried") {
 		t.Errorf("the bash attack did not run: %q", r)

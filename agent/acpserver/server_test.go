@@ -221,10 +221,17 @@ func TestFileToolDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := newModel(t, nil,
+			// The model reads the file first where it exists: write and
+			// edit refuse to change a file the session has not read.
+			var script []standin.Response
+			if tt.seed != "" {
+				script = append(script, standin.Response{ToolCalls: []standin.ToolCall{{ID: "call_read", Name: "read", Arguments: `{"file_path":"greeting.txt"}`}}})
+			}
+			script = append(script,
 				standin.Response{ToolCalls: []standin.ToolCall{{ID: "call_file", Name: tt.tool, Arguments: tt.args}}},
 				standin.Response{Text: "Done."},
 			)
+			m := newModel(t, nil, script...)
 			r := start(t, agent.Config{Models: shared(m)})
 			r.initialize(t)
 			cwd := realDir(t)

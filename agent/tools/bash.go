@@ -25,9 +25,15 @@ const (
 	DefaultBashTimeout = 120000
 	// MaxBashTimeout caps the timeout argument, in milliseconds.
 	MaxBashTimeout = 600000
-	// MaxOutputBytes is the most command output bash shows; longer output
-	// is cut to its tail and spilled whole.
+	// MaxOutputBytes is the most a glob or grep listing shows; a longer
+	// listing is cut to its head and spilled whole.
 	MaxOutputBytes = 30000
+	// DefaultMaxInlineBytes is the most of a bash result (output and
+	// status lines) the model is shown, the reference agent's default: a
+	// longer result is saved whole to a spill file and shown as its head
+	// and tail around a notice naming the file (Env.MaxInlineBytes
+	// overrides it).
+	DefaultMaxInlineBytes = 50000
 )
 
 // BashArgs are the arguments of the bash tool.
@@ -124,7 +130,7 @@ func (b Bash) Schema() Schema {
 	return Schema{
 		Name: "bash",
 		Description: "Run a bash script and return its combined stdout and stderr. " +
-			"A non-zero exit status is reported as [exit code N]. Output longer than 30000 bytes is cut to its end, and the full output is saved to a file whose path is given. " +
+			"A non-zero exit status is reported as [exit code N]. Output longer than 50000 bytes is shown as its beginning and end, and the whole of it is saved to a file whose path is given. " +
 			"Commands are killed after the timeout. Use run_in_background for servers and other long-running processes.",
 		Parameters: compactJSON(params),
 	}
@@ -189,7 +195,7 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 	if err != nil {
 		return fail(err.Error())
 	}
-	out := &collector{env: env}
+	out := &collector{env: env, limit: env.maxInline()}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -211,8 +217,8 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 	wasKilled := <-killed
 	j.drain()
 	<-copied
-	text, spillPath := out.finish()
 	if state == nil {
+		out.discard()
 		return Result{}, fmt.Errorf("tools: bash: waiting for %q: %w", title, waitErr)
 	}
 
@@ -226,14 +232,7 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 			status = fmt.Sprintf("[timed out after %d ms]", timeout)
 		}
 	}
-	switch {
-	case status != "" && text != "" && !strings.HasSuffix(text, "\n"):
-		text += "\n" + status
-	case status != "":
-		text += status
-	case text == "":
-		text = "(no output)"
-	}
+	text, spillPath := out.finish(status)
 	res := Result{Text: text, IsError: isError, Kind: KindExecute, Title: title, SpillPath: spillPath}
 	if cancelled != nil {
 		return res, fmt.Errorf("tools: bash: %q cancelled: %w", title, cancelled)
@@ -440,76 +439,190 @@ func exitStatus(ps *os.ProcessState) (string, bool) {
 	return "", false
 }
 
-// collector takes a foreground command's output: the whole of it while it
-// fits MaxOutputBytes, else its tail, with the whole output spilled to a
-// file (capped: see spillFile) from the moment it outgrows MaxOutputBytes.
+// maxInline is the cap on a bash result's text: Env.MaxInlineBytes, else
+// DefaultMaxInlineBytes.
+func (e *Env) maxInline() int {
+	if e.MaxInlineBytes > 0 {
+		return e.MaxInlineBytes
+	}
+	return DefaultMaxInlineBytes
+}
+
+// collector takes a foreground command's output within bounded memory: all
+// of it while it fits the limit, then its first limit bytes and a window
+// of at least its last limit bytes, with the whole output written to a
+// spill file (capped: see spillFile) from the moment it outgrows the limit.
 type collector struct {
-	env      *Env
-	total    int64
-	head     []byte // everything, while total <= MaxOutputBytes
-	tail     []byte // the last bytes: at least MaxOutputBytes of them once spilling
-	spilling bool
-	spill    *spillFile // nil when the spill file could not be created
-	file     *os.File
-	spillErr error
+	env   *Env
+	limit int
+	total int64
+	// buf is the whole output while it fits the limit; once spilling,
+	// head is its first limit bytes and tail at least its last limit.
+	buf, head, tail []byte
+	spilling        bool
+	spill           *spillFile // nil when the spill file could not be created
+	file            *os.File
+	spillErr        error
 }
 
 // Write takes the next bytes of output. It never fails.
 func (c *collector) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
-	c.tail = append(c.tail, p...)
-	if len(c.tail) > 2*MaxOutputBytes {
-		c.tail = append(c.tail[:0], c.tail[len(c.tail)-MaxOutputBytes:]...)
-	}
 	if !c.spilling {
-		if c.total <= MaxOutputBytes {
-			c.head = append(c.head, p...)
+		c.buf = append(c.buf, p...)
+		if len(c.buf) <= c.limit {
 			return len(p), nil
 		}
-		c.spilling = true
-		c.spill, c.file, c.spillErr = c.env.createSpill("bash", ".log")
-		if c.spill != nil {
-			_, _ = c.spill.Write(c.head)
-		}
-		c.head = nil
+		c.startSpill(c.buf)
+		c.head = append([]byte(nil), c.buf[:c.limit]...)
+		c.tail, c.buf = c.buf, nil
+		return len(p), nil
 	}
 	if c.spill != nil {
 		_, _ = c.spill.Write(p)
 	}
+	c.tail = append(c.tail, p...)
+	if len(c.tail) > 2*c.limit {
+		c.tail = append(c.tail[:0], c.tail[len(c.tail)-c.limit:]...)
+	}
 	return len(p), nil
 }
 
-// finish returns the text the model sees and the spill file's path, if a
-// spill file holds any output. Output up to MaxOutputBytes is returned
-// whole; longer output is cut to its tail behind a note that says where
-// the output is saved and, when it is not saved whole, why.
-func (c *collector) finish() (string, string) {
-	if !c.spilling {
-		return strings.ToValidUTF8(string(c.head), "\uFFFD"), ""
-	}
-	b := c.tail[len(c.tail)-MaxOutputBytes:]
-	// Start the tail on a character boundary.
-	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
-		b = b[1:]
-	}
-	head := fmt.Sprintf("[output cut: %d bytes in total, showing the last %d; ", c.total, len(b))
-	var note, path string
+// startSpill creates the spill file and writes b, the output so far, to it.
+func (c *collector) startSpill(b []byte) {
+	c.spilling = true
+	c.spill, c.file, c.spillErr = c.env.createSpill("bash", ".txt")
 	if c.spill != nil {
+		_, _ = c.spill.Write(b)
+	}
+}
+
+// discard removes the spill file of a call that returns no result.
+func (c *collector) discard() {
+	if c.spill != nil {
+		_ = c.file.Close()
+		_ = os.Remove(c.spill.name)
+	}
+}
+
+// finish returns the text the model sees, the output followed by the
+// status line (or "(no output)"), and the path of the spill file, if one
+// holds any of it. A text within the limit is returned whole. A longer one
+// is saved whole to the spill file and shown as the reference agent shows
+// a spilled result: its head and tail, split evenly over what the limit
+// leaves after the notice, then a blank line and the notice, "(Omitted N
+// bytes. Full formatted result stored at: PATH. …)". A spill file that
+// could not take it all is said so in the notice instead.
+func (c *collector) finish(status string) (string, string) {
+	out := c.buf
+	if c.spilling {
+		out = c.tail
+	}
+	var suffix string
+	switch {
+	case status != "" && len(out) > 0 && out[len(out)-1] != '\n':
+		suffix = "\n" + status
+	case status != "":
+		suffix = status
+	case c.total == 0:
+		suffix = "(no output)"
+	}
+	total := c.total + int64(len(suffix))
+	if !c.spilling {
+		if total <= int64(c.limit) {
+			return strings.ToValidUTF8(string(c.buf)+suffix, "\uFFFD"), ""
+		}
+		c.startSpill(c.buf)
+		c.head, c.tail = c.buf, c.buf
+	}
+	if c.spill != nil {
+		_, _ = io.WriteString(c.spill, suffix)
 		if err := c.file.Close(); err != nil && c.spill.why == spillWhole {
 			c.spill.why, c.spill.err = spillFailed, err
 		}
+		if c.spill.kept == 0 {
+			_ = os.Remove(c.spill.name)
+		}
 	}
-	switch {
-	case c.spill == nil:
-		note = fmt.Sprintf("the full output was not saved: %v]\n", c.spillErr)
-	case !c.spill.cut() && c.spill.why == spillWhole:
-		note, path = fmt.Sprintf("the full output is saved to %s]\n", c.spill.name), c.spill.name
-	case c.spill.kept == 0:
-		_ = os.Remove(c.spill.name)
-		note = fmt.Sprintf("the full output was not saved: %s]\n", c.spill.reason())
-	default:
-		note = fmt.Sprintf("only the first %d bytes are saved to %s: %s]\n", c.spill.kept, c.spill.name, c.spill.reason())
+	path := ""
+	if c.spill != nil && c.spill.kept > 0 {
 		path = c.spill.name
 	}
-	return head + note + strings.ToValidUTF8(string(b), "\uFFFD"), path
+	reserve := len(c.notice(total, total)) + 2
+	budget := max(0, c.limit-reserve)
+	head := takeHead(c.head, suffix, (budget+1)/2)
+	tail := takeTail(c.tail, suffix, budget/2)
+	omitted := total - int64(len(head)) - int64(len(tail))
+	preview := strings.ToValidUTF8(string(head), "\uFFFD") + strings.ToValidUTF8(string(tail), "\uFFFD")
+	if preview == "" {
+		return c.notice(omitted, total), path
+	}
+	return preview + "\n\n" + c.notice(omitted, total), path
+}
+
+// notice is the line that replaces the omitted middle of a spilled result
+// of total bytes.
+func (c *collector) notice(omitted, total int64) string {
+	const hint = "Use read with offset/limit, or grep this path to search within it."
+	switch {
+	case c.spill == nil:
+		return fmt.Sprintf("(Omitted %d bytes. The full formatted result (%d bytes in total) was not stored: %v.)", omitted, total, c.spillErr)
+	case c.spill.kept == 0:
+		return fmt.Sprintf("(Omitted %d bytes. The full formatted result (%d bytes in total) was not stored: %s.)", omitted, total, c.spill.reason())
+	case c.spill.cut():
+		return fmt.Sprintf("(Omitted %d bytes. The full formatted result (%d bytes in total) could not be stored whole: %s; only its first %d bytes are stored at: %s. %s)",
+			omitted, total, c.spill.reason(), c.spill.kept, c.spill.name, hint)
+	}
+	return fmt.Sprintf("(Omitted %d bytes. Full formatted result stored at: %s. %s)", omitted, c.spill.name, hint)
+}
+
+// takeHead returns the first n bytes of head+suffix (head holds at least
+// n bytes of the text, or all of its output), without a character cut in
+// two at its end.
+func takeHead(head []byte, suffix string, n int) []byte {
+	b := head
+	if len(b) < n {
+		b = append(append([]byte(nil), head...), suffix...)
+	}
+	b = b[:min(n, len(b))]
+	return trimPartialRune(b)
+}
+
+// takeTail returns the last n bytes of tail+suffix (tail holds at least
+// the last n bytes of the output), starting on a character boundary.
+func takeTail(tail []byte, suffix string, n int) []byte {
+	b := append(append([]byte(nil), tail[max(0, len(tail)-n):]...), suffix...)
+	b = b[max(0, len(b)-n):]
+	for len(b) > 0 && !utf8.RuneStart(b[0]) {
+		b = b[1:]
+	}
+	return b
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence from the end of b: a
+// lead byte followed by fewer continuation bytes than it announces. A
+// malformed end is left as it is (it is shown as U+FFFD).
+func trimPartialRune(b []byte) []byte {
+	i := len(b) - 1
+	for i >= 0 && b[i]&0xC0 == 0x80 && len(b)-i <= 3 {
+		i--
+	}
+	if i < 0 {
+		return b
+	}
+	want := 0
+	switch lead := b[i]; {
+	case lead < 0x80:
+		want = 1
+	case lead < 0xE0:
+		want = 2
+	case lead < 0xF0:
+		want = 3
+	case lead < 0xF8:
+		want = 4
+	}
+	if want > 0 && len(b)-i < want {
+		return b[:i]
+	}
+	return b
 }

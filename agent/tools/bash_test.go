@@ -176,67 +176,6 @@ func TestBashCancel(t *testing.T) {
 	}
 }
 
-func TestBashSpill(t *testing.T) {
-	env := newEnv(t)
-	const n = 20000
-	var want strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&want, "%d\n", i)
-	}
-	full := want.String()
-	if len(full) <= MaxOutputBytes {
-		t.Fatal("test output is too short to spill")
-	}
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": fmt.Sprintf("seq 1 %d", n)}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.IsError || res.SpillPath == "" || filepath.Dir(res.SpillPath) != env.SpillDir {
-		t.Fatalf("result %+v", res)
-	}
-	if got := readFile(t, res.SpillPath); got != full {
-		t.Fatalf("spill file holds %d bytes, want the whole %d", len(got), len(full))
-	}
-	note, tail, ok := strings.Cut(res.Text, "]\n")
-	if !ok {
-		t.Fatalf("no note in %q", res.Text[:100])
-	}
-	wantNote := fmt.Sprintf("[output cut: %d bytes in total, showing the last %d; the full output is saved to %s", len(full), MaxOutputBytes, res.SpillPath)
-	if note != wantNote {
-		t.Fatalf("note %q, want %q", note, wantNote)
-	}
-	if tail != full[len(full)-MaxOutputBytes:] {
-		t.Fatal("text is not the tail of the output")
-	}
-}
-
-func TestBashSpillFailingCommand(t *testing.T) {
-	env := newEnv(t)
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "head -c 40000 /dev/zero | tr '\\0' 'y'; exit 2"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !res.IsError || !strings.HasSuffix(res.Text, strings.Repeat("y", 100)+"\n[exit code 2]") {
-		t.Fatalf("text ends %q", res.Text[len(res.Text)-40:])
-	}
-	if got := readFile(t, res.SpillPath); got != strings.Repeat("y", 40000) {
-		t.Fatalf("spill file holds %d bytes", len(got))
-	}
-}
-
-func TestBashTailRuneBoundary(t *testing.T) {
-	env := newEnv(t)
-	// 3-byte runes whose count puts a rune across the cut.
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "for i in $(seq 1 10001); do printf '€'; done"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, tail, _ := strings.Cut(res.Text, "]\n")
-	if tail != strings.Repeat("€", MaxOutputBytes/3) {
-		t.Fatalf("tail has %d bytes and is not whole runes", len(tail))
-	}
-}
-
 func TestBashBackground(t *testing.T) {
 	env := newEnv(t)
 	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo BG_OUT; exit 4", "run_in_background": true}))
@@ -320,14 +259,16 @@ func TestSpillDirUnusable(t *testing.T) {
 	if res, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo x"})); err != nil || res.Text != "x\n" {
 		t.Fatalf("bash with an unusable spill dir: %+v %v", res, err)
 	}
-	// A long one keeps its tail and says why the rest was not saved.
+	// A long one keeps its head and tail and says why it was not saved.
+	env.MaxInlineBytes = 1000
 	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "head -c 40000 /dev/zero | tr '\\0' y"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("[output cut: 40000 bytes in total, showing the last %d; the full output was not saved: tools: creating spill directory %s: ", MaxOutputBytes, env.SpillDir)
-	if !strings.HasPrefix(res.Text, want) || res.SpillPath != "" || !strings.HasSuffix(res.Text, "]\n"+strings.Repeat("y", MaxOutputBytes)) {
-		t.Fatalf("result %q… (spill %q), want it to start %q", res.Text[:min(len(res.Text), 300)], res.SpillPath, want)
+	preview, omitted, notice := spilledParts(t, res.Text)
+	wantNotice := "The full formatted result (40000 bytes in total) was not stored: tools: creating spill directory " + env.SpillDir + ": "
+	if !strings.HasPrefix(notice, wantNotice) || res.SpillPath != "" || preview != strings.Repeat("y", 40000-omitted) || len(res.Text) > 1000 {
+		t.Fatalf("result %q (spill %q), want a notice starting %q", res.Text, res.SpillPath, wantNotice)
 	}
 	// A background job needs its file: the call fails.
 	if _, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo x", "run_in_background": true})); err == nil || !strings.Contains(err.Error(), "spill directory") {
@@ -348,7 +289,7 @@ func TestSpillDirUnusable(t *testing.T) {
 func TestSpillDirDefaults(t *testing.T) {
 	env := newEnv(t)
 	env.SpillDir = "rel/spill"
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "head -c 40000 /dev/zero"}))
+	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "head -c 60000 /dev/zero"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,133 +308,6 @@ func bigOutput(n int) string { return fmt.Sprintf("yes 0123456789 | head -c %d",
 // wantBig is the first n bytes bigOutput prints.
 func wantBig(n int) string {
 	return strings.Repeat("0123456789\n", n/11+1)[:n]
-}
-
-// TestBashSpillCaps: output beyond MaxOutputBytes is spilled, but a spill
-// file keeps at most MaxSpillBytes and the session's budget; beyond that
-// the output is counted and discarded, and the note says what was kept.
-func TestBashSpillCaps(t *testing.T) {
-	const big = 50 << 20
-	cases := []struct {
-		name     string
-		budget   int64 // 0: none
-		sizes    []int // outputs of successive calls
-		kept     []int // bytes in each call's spill file (0: none)
-		notes    []string
-		used     int64
-		leftover int // files in the spill dir at the end
-	}{
-		{
-			name: "per-call cap", sizes: []int{big}, kept: []int{MaxSpillBytes},
-			notes:    []string{fmt.Sprintf("only the first %d bytes are saved to %%s: the spill file cap of %d bytes was reached]", MaxSpillBytes, MaxSpillBytes)},
-			leftover: 1,
-		},
-		{
-			name: "session budget", budget: 100000, sizes: []int{80000, 80000, 80000}, kept: []int{80000, 20000, 0},
-			notes: []string{
-				"the full output is saved to %s]",
-				"only the first 20000 bytes are saved to %s: the session's spill budget of 100000 bytes is used up]",
-				"the full output was not saved: the session's spill budget of 100000 bytes is used up]",
-			},
-			used: 100000, leftover: 2,
-		},
-		{
-			name: "budget and cap", budget: MaxSpillBytes + 5, sizes: []int{MaxSpillBytes + 1000, 40000}, kept: []int{MaxSpillBytes, 5},
-			notes: []string{
-				fmt.Sprintf("only the first %d bytes are saved to %%s: the spill file cap of %d bytes was reached]", MaxSpillBytes, MaxSpillBytes),
-				fmt.Sprintf("only the first 5 bytes are saved to %%s: the session's spill budget of %d bytes is used up]", MaxSpillBytes+5),
-			},
-			used: MaxSpillBytes + 5, leftover: 2,
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			env := newEnv(t)
-			if tc.budget > 0 {
-				env.Spill = NewSpillBudget(tc.budget)
-			}
-			for i, n := range tc.sizes {
-				res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": bigOutput(n)}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				note, tail, ok := strings.Cut(res.Text, "]\n")
-				if !ok || res.IsError {
-					t.Fatalf("call %d: result %q…", i, res.Text[:min(200, len(res.Text))])
-				}
-				want := fmt.Sprintf("[output cut: %d bytes in total, showing the last %d; ", n, MaxOutputBytes)
-				if strings.Contains(tc.notes[i], "%s") {
-					want += fmt.Sprintf(tc.notes[i], res.SpillPath)
-				} else {
-					want += tc.notes[i]
-				}
-				if note+"]" != want {
-					t.Errorf("call %d: note %q, want %q", i, note+"]", want)
-				}
-				if full := wantBig(n); tail != full[len(full)-MaxOutputBytes:] {
-					t.Errorf("call %d: the text is not the output's tail", i)
-				}
-				if tc.kept[i] == 0 {
-					if res.SpillPath != "" {
-						t.Errorf("call %d: spill path %q, want none", i, res.SpillPath)
-					}
-					continue
-				}
-				fi, err := os.Stat(res.SpillPath)
-				if err != nil || fi.Size() != int64(tc.kept[i]) {
-					t.Fatalf("call %d: spill file %v, %v; want %d bytes", i, fi, err, tc.kept[i])
-				}
-				if got := readFile(t, res.SpillPath); got != wantBig(n)[:tc.kept[i]] {
-					t.Errorf("call %d: the spill file is not the output's head", i)
-				}
-			}
-			if tc.budget > 0 && env.Spill.Used() != tc.used {
-				t.Errorf("budget used %d, want %d", env.Spill.Used(), tc.used)
-			}
-			if entries, _ := os.ReadDir(env.SpillDir); len(entries) != tc.leftover {
-				t.Errorf("spill dir holds %d files, want %d", len(entries), tc.leftover)
-			}
-		})
-	}
-}
-
-// TestBashSpillDiskFull fills a tiny tmpfs: the write error stops spilling
-// for that call with a clear note, the call still returns its tail, and
-// later calls work.
-func TestBashSpillDiskFull(t *testing.T) {
-	env := newEnv(t)
-	if err := os.MkdirAll(env.SpillDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mount("tmpfs", env.SpillDir, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("!!! SKIPPED LOUDLY: cannot mount a tmpfs to fill (%v); the ENOSPC path is covered by TestSpillFileWriteError only", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(env.SpillDir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmounting the test tmpfs %s: %v", env.SpillDir, err)
-		}
-	})
-	const n = 4 << 20
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": bigOutput(n) + "; exit 3"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	note, tail, _ := strings.Cut(res.Text, "]\n")
-	if !strings.Contains(note, "bytes are saved to "+res.SpillPath+": writing it failed: ") || !strings.Contains(note, "no space left on device") {
-		t.Errorf("note %q; want it to say the spill write failed with ENOSPC", note)
-	}
-	if full := wantBig(n); tail != full[len(full)-MaxOutputBytes:]+"\n[exit code 3]" || !res.IsError {
-		t.Errorf("the text is not the output's tail and status: …%q", tail[max(0, len(tail)-40):])
-	}
-	if fi, err := os.Stat(res.SpillPath); err != nil || fi.Size() >= n {
-		t.Errorf("spill file %v, %v", fi, err)
-	}
-	if err := os.Remove(res.SpillPath); err != nil {
-		t.Fatal(err)
-	}
-	if res, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo later"})); err != nil || res.Text != "later\n" {
-		t.Errorf("a later call: %+v %v", res, err)
-	}
 }
 
 // TestBashBackgroundCap: a background job's output file is capped like a

@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -37,9 +38,27 @@ type refusal struct{ reason string }
 func (r *refusal) Error() string { return "refused: " + r.reason }
 
 // changeFunc computes the new content of a file from its current content
-// (nil when write is creating it). An error's message is meant for the
-// model and the file is left unchanged.
-type changeFunc func(old *string) (string, error)
+// (nil when write is creating it) and what was opened. An error's message
+// is meant for the model and the file is left unchanged.
+type changeFunc func(old *string, cur opened) (string, error)
+
+// opened describes the file a confined rewrite opened, for the
+// read-before-edit checks: whether the open created it, and its version
+// on the descriptor.
+type opened struct {
+	created bool
+	version FileVersion
+}
+
+// notFoundError is a confined open of a file (or parent) that does not
+// exist, without create.
+type notFoundError struct{ p string }
+
+// Error says the file was not found.
+func (e *notFoundError) Error() string { return "file not found: " + e.p + " (use write to create it)" }
+
+// Is makes the error match fs.ErrNotExist.
+func (e *notFoundError) Is(target error) bool { return target == fs.ErrNotExist }
 
 // rewriteConfined replaces the content of the clean absolute path p with
 // change's result, confined beneath one of roots: p is matched lexically
@@ -47,18 +66,20 @@ type changeFunc func(old *string) (string, error)
 // resolved and opened beneath that root's directory in one step, and the old
 // content is read and the new one written through that descriptor. create
 // allows creating the file and its missing parent directories. It returns
-// the old content (nil for a new file) and the new one. An error's message
-// is meant for the model and names p.
-func (e *Env) rewriteConfined(p string, roots []string, create bool, how resolveMode, change changeFunc) (*string, string, error) {
+// the old content (nil for a new file), the new one and the file's version
+// after the write. An error's message is meant for the model and names p;
+// a file (or parent) that does not exist, without create, is a
+// *notFoundError.
+func (e *Env) rewriteConfined(p string, roots []string, create bool, how resolveMode, change changeFunc) (*string, string, FileVersion, error) {
 	root, rel, ok := beneathRoots(p, roots)
 	if !ok {
-		return nil, "", e.refuse(p, "it is beneath none of the writable roots "+strings.Join(roots, ", "))
+		return nil, "", FileVersion{}, e.refuse(p, "it is beneath none of the writable roots "+strings.Join(roots, ", "))
 	}
-	old, updated, err := rewriteBeneath(p, root, rel, create, how, change)
+	old, updated, after, err := rewriteBeneath(p, root, rel, create, how, change)
 	if r, ok := errors.AsType[*refusal](err); ok {
-		return nil, "", e.refuse(p, r.reason)
+		return nil, "", FileVersion{}, e.refuse(p, r.reason)
 	}
-	return old, updated, err
+	return old, updated, after, err
 }
 
 // beneathRoots returns the first of roots that the clean absolute path p

@@ -245,52 +245,56 @@ func mkdirBeneath(open openFunc, rootfd int, dir string) error {
 // rewriteBeneath is rewriteConfined's work on Linux: open rel beneath root
 // (see openTarget), refuse anything but a regular file with one link, read
 // the current content (bounded), then truncate and write through the same
-// descriptor.
-func rewriteBeneath(p, root, rel string, create bool, how resolveMode, change changeFunc) (*string, string, error) {
+// descriptor, and return the version the descriptor has after the write.
+func rewriteBeneath(p, root, rel string, create bool, how resolveMode, change changeFunc) (*string, string, FileVersion, error) {
 	fd, created, err := openTarget(opener(how), root, rel, create)
 	if err != nil {
-		return nil, "", openFailure(p, root, create, err)
+		return nil, "", FileVersion{}, openFailure(p, root, create, err)
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, "", fmt.Errorf("cannot access %s: %w", p, err)
+		return nil, "", FileVersion{}, fmt.Errorf("cannot access %s: %w", p, err)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 	case unix.S_IFDIR:
-		return nil, "", fmt.Errorf("%s is a directory, not a file", p)
+		return nil, "", FileVersion{}, fmt.Errorf("%s is a directory, not a file", p)
 	default:
-		return nil, "", fmt.Errorf("%s is not a regular file (%s); write and edit only change regular files", p, nonRegularName(st.Mode))
+		return nil, "", FileVersion{}, fmt.Errorf("%s is not a regular file (%s); write and edit only change regular files", p, nonRegularName(st.Mode))
 	}
 	if st.Nlink > 1 {
-		return nil, "", &refusal{fmt.Sprintf("the file has %d hard links and may be shared with a file outside the writable roots", st.Nlink)}
+		return nil, "", FileVersion{}, &refusal{fmt.Sprintf("the file has %d hard links and may be shared with a file outside the writable roots", st.Nlink)}
 	}
 	if st.Size > maxFileBytes {
-		return nil, "", tooLarge(p, st.Size)
+		return nil, "", FileVersion{}, tooLarge(p, st.Size)
 	}
 	b, err := readAllFd(fd, int(st.Size))
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot read the current content of %s: %w", p, err)
+		return nil, "", FileVersion{}, fmt.Errorf("cannot read the current content of %s: %w", p, err)
 	}
 	if len(b) > maxFileBytes {
-		return nil, "", tooLarge(p, int64(len(b)))
+		return nil, "", FileVersion{}, tooLarge(p, int64(len(b)))
 	}
 	var old *string
 	if s := string(b); !created || s != "" {
 		old = &s
 	}
-	updated, err := change(old)
+	updated, err := change(old, opened{created: created, version: versionOfUnix(&st)})
 	if err != nil {
-		return old, "", err
+		return old, "", FileVersion{}, err
 	}
 	if err := unix.Ftruncate(fd, 0); err != nil {
-		return old, "", fmt.Errorf("cannot write %s: %w", p, err)
+		return old, "", FileVersion{}, fmt.Errorf("cannot write %s: %w", p, err)
 	}
 	if err := pwriteAll(fd, []byte(updated)); err != nil {
-		return old, "", fmt.Errorf("cannot write %s: %w", p, err)
+		return old, "", FileVersion{}, fmt.Errorf("cannot write %s: %w", p, err)
 	}
-	return old, updated, nil
+	var after FileVersion
+	if err := unix.Fstat(fd, &st); err == nil {
+		after = versionOfUnix(&st)
+	}
+	return old, updated, after, nil
 }
 
 // readAllFd reads fd from offset 0 to its end, or to one byte past
@@ -351,7 +355,7 @@ func openFailure(p, root string, create bool, err error) error {
 		return fmt.Errorf("%s is not a regular file; write and edit only change regular files: %w", p, errno)
 	case unix.ENOENT:
 		if !create {
-			return fmt.Errorf("file not found: %s (use write to create it)", p)
+			return &notFoundError{p}
 		}
 	}
 	return fmt.Errorf("cannot write %s: %w", p, errno)

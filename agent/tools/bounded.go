@@ -107,6 +107,8 @@ type regularFile struct {
 	name string
 	// size is the file's size when it was opened.
 	size int64
+	// version is the file's version when it was opened.
+	version FileVersion
 }
 
 // Read implements io.Reader.
@@ -160,7 +162,7 @@ func openRegular(p string, noFollow bool) (*regularFile, error) {
 		_ = syscall.Close(fd)
 		return nil, &notRegularError{path: p, mode: modeOfStat(st.Mode)}
 	}
-	return &regularFile{fd: fd, name: p, size: st.Size}, nil
+	return &regularFile{fd: fd, name: p, size: st.Size, version: versionOfStat(&st)}, nil
 }
 
 // fileFailure explains, for the model, why p cannot be read as a file, from

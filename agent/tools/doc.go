@@ -62,13 +62,47 @@
 // Guard, the write is not confined: the file is read and written through
 // Env.FS when set, else on disk by its path, following symbolic links.
 //
+// # Read before edit
+//
+// When Env.Observed is set (reel acp sets it per session), write and edit
+// follow the reference agent's observation rule. The session remembers, per
+// file (its path with symbolic links resolved), what read, write and edit
+// last saw: present at a version (device, inode, size, modification and
+// change times) or, after a read that found nothing, absent. Then:
+//
+//   - edit refuses a file not seen ("edit requires reading "P" first —
+//     read the file, then retry") or seen absent ("cannot edit "P": not
+//     found"), before asking the Guard; and a file seen but since changed or
+//     gone ("cannot edit "P": file changed since it was read — re-read the
+//     file, then retry");
+//   - write may create a file not seen or seen absent, but refuses to
+//     replace one that exists ("cannot overwrite existing "P" without
+//     reading it first — read the file, then retry"); a file seen present
+//     may be replaced only while it is as seen ("cannot write "P": file
+//     changed since it was read — …", "cannot write "P": file no longer
+//     exists — …");
+//   - a successful read (any window of the file), write or edit records
+//     the version it saw; a failed call records nothing.
+//
+// A name that now leads elsewhere (a symbolic link swapped in) is another
+// file, not seen. Confined, the version is taken on the descriptor the
+// write goes through; a refused call changes nothing. The record lives in
+// memory: like the reference's, a loaded session starts with nothing seen.
+//
 // # Output limits and spill files
 //
-// bash output longer than [MaxOutputBytes] is cut to its tail, with a leading
-// note giving the full size and the path of a spill file in Env.SpillDir that
-// holds the whole output. glob and grep cut long listings to their head with
-// a trailing note, and likewise keep the full listing in a spill file. The
-// path of a spill file is also reported in Result.SpillPath.
+// A bash result (the output, then its status line) longer than
+// Env.MaxInlineBytes ([DefaultMaxInlineBytes], the reference agent's 50000)
+// is saved whole to a spill file in Env.SpillDir, and the model is shown
+// what the reference shows: the result's head and tail, ceil and floor of
+// half of what the limit leaves after the notice and a blank line (never a
+// character cut in two), then "(Omitted N bytes. Full formatted result
+// stored at: PATH. Use read with offset/limit, or grep this path to search
+// within it.)", all within the limit. A spill file the caps below cut short
+// is said so in the notice. glob and grep cut long listings (more than
+// [MaxOutputBytes]) to their head with a trailing note, and likewise keep
+// the full listing in a spill file. The path of a spill file is also
+// reported in Result.SpillPath.
 //
 // # Bounds
 //

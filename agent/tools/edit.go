@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -56,7 +57,7 @@ func (Edit) Schema() Schema {
 		Name: "edit",
 		Description: "Replace exact text in an existing file. old_string must match the file exactly, including whitespace and indentation, " +
 			"and must occur exactly once unless replace_all is true; include enough surrounding lines to make it unique. " +
-			"Read the file first. Use write to create a new file.",
+			"Read the file first: edit refuses a file this session has not read (or written), or one that changed since. Use write to create a new file.",
 		Parameters: compactJSON(`{
 			"type": "object",
 			"properties": {
@@ -101,12 +102,25 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 	case a.OldString == a.NewString:
 		return fail("old_string and new_string are identical; there is nothing to change")
 	}
+	// Read before edit: only a file the session saw may be edited, and
+	// only while it is as it was seen.
+	key := fileKey(p)
+	obs, seen := env.observation(key)
+	switch {
+	case env.guarded() && !seen:
+		return fail(notReadForEdit(p))
+	case env.guarded() && !obs.Present:
+		return fail(absentForEdit(p))
+	}
 	roots, err := env.writeRoots(p)
 	if err != nil {
 		return fail(err.Error())
 	}
 	var n int
-	change := func(old *string) (string, error) {
+	change := func(old *string, f opened) (string, error) {
+		if env.guarded() && !obs.matches(f.version) {
+			return "", errors.New(changedSinceRead("edit", p))
+		}
 		if old == nil {
 			return "", errors.New("file not found: " + p + " (use write to create it)")
 		}
@@ -125,12 +139,20 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 	}
 	var old *string
 	var updated string
+	var after FileVersion
 	if len(roots) > 0 {
-		old, updated, err = env.rewriteConfined(p, roots, false, how, change)
+		old, updated, after, err = env.rewriteConfined(p, roots, false, how, change)
+		if env.guarded() && errors.Is(err, fs.ErrNotExist) {
+			return fail(changedSinceRead("edit", p))
+		}
 		if err != nil {
 			return fail(err.Error())
 		}
 	} else {
+		st := statPath(p)
+		if env.guarded() && !st.exists && st.err == nil && obs.onDisk() {
+			return fail(changedSinceRead("edit", p))
+		}
 		old, err = env.readExisting(ctx, p)
 		if err != nil {
 			if msg := fileFailure(p, "edit"); msg != "" {
@@ -138,13 +160,15 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 			}
 			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 		}
-		if updated, err = change(old); err != nil {
+		if updated, err = change(old, opened{version: st.version}); err != nil {
 			return fail(err.Error())
 		}
 		if err := env.writeText(ctx, p, updated); err != nil {
 			return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
 		}
+		after = statPath(p).version
 	}
+	env.observe(fileKey(p), Observation{Present: true, Version: after})
 	plural := "occurrence"
 	if n > 1 {
 		plural = "occurrences"

@@ -142,7 +142,18 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 		return fail(fmt.Sprintf("limit must be positive, got %d", a.Limit))
 	}
 
+	// What read finds is what the session has seen of the file (see
+	// Observations): its version on success, its absence when nothing is
+	// there.
+	key := fileKey(p)
+	absent := func(text string) (Result, error) {
+		if st := statPath(p); !st.exists && st.err == nil {
+			env.observe(key, Observation{})
+		}
+		return fail(text)
+	}
 	var src io.Reader
+	var seen func()
 	if env.FS != nil {
 		// The editor is never asked for what is not a regular file on
 		// disk (it might block on a FIFO as well); a path missing on disk
@@ -156,14 +167,15 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 				return Result{}, fmt.Errorf("tools: read %s: %w", p, cerr)
 			}
 			if msg := fileFailure(p, "read"); msg != "" {
-				return fail(msg)
+				return absent(msg)
 			}
 			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 		}
 		src = strings.NewReader(content)
+		seen = func() { env.observePath(key, p) }
 	} else {
 		if msg := fileFailure(p, "read"); msg != "" {
-			return fail(msg)
+			return absent(msg)
 		}
 		f, err := openRegular(p, false)
 		var nre *notRegularError
@@ -171,10 +183,11 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 		case errors.As(err, &nre):
 			return fail(notRegularText(p, nre.mode, "read"))
 		case err != nil:
-			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
+			return absent(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 		}
 		defer f.Close()
 		src = f
+		seen = func() { env.observe(key, Observation{Present: true, Version: f.version}) }
 	}
 	text, err := readWindow(ctx, p, src, a.Offset, a.Limit, b)
 	switch {
@@ -185,6 +198,7 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 	case err != nil:
 		return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 	}
+	seen()
 	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs}, nil
 }
 

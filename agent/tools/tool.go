@@ -172,6 +172,14 @@ type Env struct {
 	// and background output files may hold; nil means no session cap (the
 	// per-file cap MaxSpillBytes still applies).
 	Spill *SpillBudget
+	// Observed, when non-nil, is the session's record of what read, write
+	// and edit saw of each file, and turns on the read-before-edit rule
+	// (see the package documentation); nil changes files unconditionally.
+	Observed Observations
+	// MaxInlineBytes caps the text of a bash result the model sees; a
+	// longer result is saved whole to a spill file and shown as its head
+	// and tail with a notice. 0 means DefaultMaxInlineBytes.
+	MaxInlineBytes int
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 )
 
@@ -68,6 +70,7 @@ func (w Write) Schema() Schema {
 	return Schema{
 		Name: "write",
 		Description: "Write a file, replacing its whole content or creating it (and missing parent directories). " +
+			"Read an existing file first: write refuses to replace a file this session has not read, or one that changed since it was read. " +
 			"Prefer edit for changing part of an existing file.",
 		Parameters: compactJSON(params),
 	}
@@ -101,9 +104,26 @@ func (Write) run(ctx context.Context, env *Env, raw json.RawMessage, how resolve
 	if err != nil {
 		return fail(err.Error())
 	}
+	// Read before overwrite: a file the session saw may be replaced only
+	// while it is as it was seen; any other write must create the file.
+	key := fileKey(p)
+	obs, seen := env.observation(key)
+	replace := env.guarded() && seen && obs.Present
 	var old *string
+	var after FileVersion
 	if len(roots) > 0 {
-		old, _, err = env.rewriteConfined(p, roots, true, how, func(*string) (string, error) { return a.Content, nil })
+		old, _, after, err = env.rewriteConfined(p, roots, !replace || !obs.onDisk(), how, func(_ *string, f opened) (string, error) {
+			switch {
+			case replace && !obs.matches(f.version):
+				return "", errors.New(changedSinceRead("write", p))
+			case env.guarded() && !replace && !f.created:
+				return "", errors.New(overwriteUnread(p))
+			}
+			return a.Content, nil
+		})
+		if replace && errors.Is(err, fs.ErrNotExist) {
+			return fail(goneSinceRead(p))
+		}
 		if err != nil {
 			return fail(err.Error())
 		}
@@ -111,13 +131,28 @@ func (Write) run(ctx context.Context, env *Env, raw json.RawMessage, how resolve
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			return fail(p + " is a directory, not a file")
 		}
+		if env.guarded() {
+			// Anything but a regular file, or a failing stat, is left to
+			// the read below to report.
+			switch st := statPath(p); {
+			case st.err != nil || st.exists && !st.regular:
+			case replace && !st.exists && obs.onDisk():
+				return fail(goneSinceRead(p))
+			case replace && !obs.matches(st.version):
+				return fail(changedSinceRead("write", p))
+			case !replace && st.exists:
+				return fail(overwriteUnread(p))
+			}
+		}
 		if old, err = env.readExisting(ctx, p); err != nil {
 			return fail(fmt.Sprintf("cannot read the current content of %s: %v", p, unwrapPathError(err)))
 		}
 		if err := env.writeText(ctx, p, a.Content); err != nil {
 			return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
 		}
+		after = statPath(p).version
 	}
+	env.observe(fileKey(p), Observation{Present: true, Version: after})
 	text := fmt.Sprintf("Wrote %d bytes to %s", len(a.Content), p)
 	if old == nil {
 		text = fmt.Sprintf("Wrote %d bytes to %s (new file)", len(a.Content), p)

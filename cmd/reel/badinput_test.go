@@ -196,6 +196,7 @@ func badCases() []badCase {
 		{area: "cli", name: "replay a corrupt log", run: withFile("l.jsonl", lines(ts, `{"type":`, te2), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `--replay: l.jsonl:3: sessionlog: corrupt log`},
 		{area: "cli", name: "replay a legacy log", run: withFile("l.jsonl", lines(ts, `{"type":"request/header-delta","seq":1,"time":1,"data":{}}`), command("acp", "--replay", "l.jsonl", "--state-dir", "$TMP/st")), want: `seq 1 (request/header-delta)`},
 		{area: "cli", name: "unknown sandbox mode flag", run: command("acp", "--mode", "bogus"), want: `--mode "bogus": want read-only, workspace-write or danger-full-access`},
+		{area: "cli", name: "negative --inline-bytes", run: command("acp", "--inline-bytes", "-1"), want: `--inline-bytes -1: want 0 (the default) or more`},
 		{area: "cli", name: "log request without a step", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "request", "l.jsonl", "--turn", "1")), want: `reel log request FILE --turn T --step S`},
 		{area: "cli", name: "convert onto an existing file", run: withFile("l.jsonl", lines(ts, um, te2), command("log", "convert", "l.jsonl", "l.jsonl")), want: `already exists; refusing to overwrite it`},
 		{area: "cli", name: "log show on a database of several sessions", run: withSessions("st/sessions.db", []string{"s1", "s2"}, command("log", "show", "st/sessions.db")), want: `st/sessions.db holds 2 sessions (s1, s2); pass --session ID to pick one`},
