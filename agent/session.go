@@ -193,7 +193,10 @@ func (s *Session) lastTurn() int {
 	return 0
 }
 
-// begin marks the session busy with a prompt; end clears it.
+// begin marks the session busy with a prompt; end clears it. This is the
+// engine's own guard, for every caller; the ACP adapter also refuses a
+// second session/prompt at the frame level (with the same words), because
+// the SDK would cancel the running prompt before the engine could refuse.
 func (s *Session) begin() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
