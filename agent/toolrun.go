@@ -42,6 +42,7 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 	} else {
 		u.ToolRunning(wctx, id)
 		res = r.execTool(ctx, call)
+		res = breakResult(r.s.id, name, res)
 		if ctx.Err() != nil {
 			*cancelled = true
 		}
@@ -73,7 +74,10 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 // The escalation request is read by the same strict parse the tool's Run
 // uses, so what the approver is shown is exactly what runs.
 func (r *run) execTool(ctx context.Context, call ToolCall) tools.Result {
-	mode := r.s.Mode()
+	mode := breakMode(r.s.Mode())
+	if res, ok := breakSkip(call.Name); ok {
+		return res
+	}
 	tool, err := r.e.toolsFor(mode).Lookup(call.Name)
 	if err != nil {
 		return tools.Result{Text: err.Error(), IsError: true}
@@ -124,6 +128,9 @@ func (r *run) runContained(ctx context.Context, tool tools.Tool, env *tools.Env,
 // will use them.
 func (r *run) approve(ctx context.Context, call ToolCall, mode sandbox.Mode, esc tools.Escalation) (why string, ok bool) {
 	wanted := esc.Mode
+	if breakApprove() {
+		return "", true
+	}
 	if r.s.approval() == ApprovalNever {
 		return fmt.Sprintf("Escalation to %s rejected without asking: the approval policy of this session is never. Nothing was executed.", wanted), false
 	}

@@ -34,7 +34,10 @@ replays and then rewrites the expected files from current behaviour (the
 fix after an intended change); --record re-records against a real provider,
 or with --standin against each scenario's scripted stand-in model. Failures
 are grouped by cause, and a failing run ends with the command that
-refreshes. Exit status: 0 all passed, 1 anything failed or a usage error.
+refreshes. --corpus DIR instead replays the reference system's recordings
+and judges each run's equivalence with its recording: pass, FAIL (with the
+differences), partial (with what was not checked) or ineligible (with what
+reel lacks). Exit status: 0 all passed, 1 anything failed or a usage error.
 
 flags:
 `
@@ -93,10 +96,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 	shardFlag := fs.String("shard", "", "run only shard `K/N` (K from 1): a stable share of the scenarios by name hash, for splitting across CI machines")
 	junit := fs.String("junit", "", "also write a JUnit XML report to `FILE` (one testcase per scenario)")
 	jobs := fs.Int("j", runtime.NumCPU(), "scenarios run at once")
-	verbose := fs.Bool("v", false, "also print each scenario's session log as a readable conversation")
+	verbose := fs.Bool("v", false, "also print each scenario's session log as a readable conversation (with --corpus: every capability an ineligible scenario lacks)")
 	fixtures := fs.String("fixtures", "fixtures", "scenario folders")
 	snapshots := fs.String("snapshots", "snapshots", "golden files")
-	corpus := fs.String("corpus", "", "replay a folder of dsh corpus scenarios instead (see README)")
+	corpus := fs.String("corpus", "", "replay a folder of dsh corpus scenarios instead and check each for equivalence with its recording (see docs/scenarios.md)")
+	keep := fs.String("keep", "", "with --corpus: write reel's session logs and transcript of each scenario to `DIR`/<scenario>/ (for reel log diff)")
 	provider := fs.String("provider", "deepseek", "with --record (no --standin): provider")
 	model := fs.String("model", "", "with --record: model")
 	if err := parseFlags(fs, args, stdout, snapshotSummary, snapshotTrailer); err != nil {
@@ -121,10 +125,18 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe stri
 		}
 	}
 	if *corpus != "" {
-		if *shardFlag != "" || *junit != "" {
+		switch {
+		case *refresh || *record:
+			return fmt.Errorf("snapshot: --corpus replays the reference's recordings and compares reel with them; it cannot --refresh or --record them (they are the reference system's output, not reel's)")
+		case *useStandin:
+			return fmt.Errorf("snapshot: --standin applies to --record of the fixtures suite, not to --corpus")
+		case *shardFlag != "" || *junit != "":
 			return fmt.Errorf("snapshot: --shard and --junit apply to the fixtures suite, not to --corpus")
 		}
-		return CorpusMain(ctx, *corpus, exe, filter, *jobs, stdout)
+		return CorpusMain(ctx, *corpus, CorpusOptions{Exe: exe, Filter: filter, Jobs: *jobs, Keep: *keep}, *verbose, stdout)
+	}
+	if *keep != "" {
+		return fmt.Errorf("snapshot: --keep applies to --corpus (the fixtures suite compares with the committed logs; see --refresh)")
 	}
 	if fi, err := os.Stat(*fixtures); err != nil || !fi.IsDir() {
 		return fmt.Errorf("no scenario folder at %q: run reel snapshot from the repository root, or pass --fixtures DIR (and --snapshots DIR)", *fixtures)

@@ -11,12 +11,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm/replay"
+	"github.com/reel-agent/reel/harness/equiv"
+	"github.com/reel-agent/reel/harness/normalize"
 	"github.com/reel-agent/reel/harness/scenario"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -25,14 +28,40 @@ import (
 // anything else is outside reel's vocabulary.
 var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write"}
 
+// Corpus verdicts.
+const (
+	// VerdictPass: reel's run is equivalent to the recording by every check.
+	VerdictPass = "pass"
+	// VerdictFail: a check found a difference, or the run broke.
+	VerdictFail = "FAIL"
+	// VerdictPartial: no difference, but something could not be checked.
+	VerdictPartial = "partial"
+	// VerdictIneligible: the scenario needs a capability reel lacks.
+	VerdictIneligible = "ineligible"
+)
+
 // CorpusResult is one corpus scenario's outcome.
 type CorpusResult struct {
 	Name string
-	// Ineligible says why reel cannot replay it ("" when eligible).
-	Ineligible string
-	// Failures are what differed from the recording.
+	// Verdict is one of the Verdict constants.
+	Verdict string
+	// Missing lists the capabilities reel lacks for the scenario, the
+	// first one first (ineligible only).
+	Missing []string
+	// Failures are what differed from the recording, or why the run broke.
 	Failures []string
-	Wall     time.Duration
+	// Unchecked says what could not be checked (partial, or alongside
+	// failures).
+	Unchecked []string
+	Wall      time.Duration
+}
+
+// Ineligible returns the first missing capability, "" when eligible.
+func (r CorpusResult) Ineligible() string {
+	if len(r.Missing) == 0 {
+		return ""
+	}
+	return r.Missing[0]
 }
 
 // CorpusCase is an eligible corpus scenario with what the recording says
@@ -41,59 +70,69 @@ type CorpusCase struct {
 	Scenario *scenario.Scenario
 	// Mode and Approval are the sandbox settings the recording ran under.
 	Mode, Approval string
-	// Calls are the recorded tool calls, in order: name and arguments.
-	Calls []ToolCall
-	// Expected is the recorded wire transcript (stdout.expected.jsonl).
+	// Expected is the recorded wire transcript (stdout.expected.jsonl), nil
+	// when the scenario has none.
 	Expected []byte
+	// Prep is the scenario's preparation (zero when it needs none).
+	Prep CorpusPrep
 }
-
-// ToolCall is one tool call: its name and raw arguments.
-type ToolCall struct{ Name, Arguments string }
 
 var policyText = regexp.MustCompile(`Current DSH file policy: ([a-z-]+)`)
 
 // Eligible decides whether reel can replay a corpus scenario and gathers
-// what the run must reproduce. A non-empty reason means it cannot.
-func Eligible(dir string) (*CorpusCase, string, error) {
+// what the run needs. missing lists every capability the scenario needs
+// that reel lacks, in the order found (input.json's steps, then the
+// recorded log); empty means eligible.
+func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
+	add := func(format string, args ...any) {
+		m := fmt.Sprintf(format, args...)
+		if !slices.Contains(missing, m) {
+			missing = append(missing, m)
+		}
+	}
 	sc, err := scenario.Load(dir)
-	var se *scenario.Error
-	if errors.Is(err, scenario.ErrUnknownOp) && errors.As(err, &se) {
+	if errors.Is(err, scenario.ErrUnknownOp) {
 		// The corpus's vocabulary grows with the reference: a step reel's
 		// vocabulary does not define is outside reel, not a broken run.
-		return nil, strings.TrimPrefix(err.Error(), filepath.Dir(se.File)+string(filepath.Separator)), nil
-	}
-	if err != nil {
-		return nil, "", err
-	}
-	for _, st := range sc.Input.Steps {
-		// An op of the corpus's vocabulary reel's harness does not drive;
-		// and prompts with content blocks (an image), which reel's agent
-		// does not send to the model as recorded.
-		if !st.Driven() || st.Op == scenario.OpPromptContent {
-			return nil, fmt.Sprintf("uses step %s", st.Op), nil
+		// Keep looking for the rest of what is missing.
+		for _, op := range unknownOps(dir) {
+			add("uses step %s", op)
+		}
+		if len(missing) > 0 {
+			sc, err = nil, nil
 		}
 	}
-	if len(sc.Sessions) == 0 {
-		return nil, "has no session.jsonl", nil
-	}
-	if len(sc.Sessions) > 1 {
-		return nil, "records child (subagent) sessions", nil
-	}
-	expected, err := os.ReadFile(filepath.Join(dir, "stdout.expected.jsonl"))
 	if err != nil {
-		return nil, "has no stdout.expected.jsonl", nil
+		return nil, nil, err
 	}
-	d, err := readLog(sc.Sessions[0])
-	if err != nil {
-		return nil, "", err
-	}
-	c := &CorpusCase{Scenario: sc, Mode: "danger-full-access", Approval: "on-request", Expected: expected}
-	prompts, turns := 0, 0
-	for _, st := range sc.Input.Steps {
-		if st.IsPrompt() {
-			prompts++
+	var logs []string
+	if sc != nil {
+		for _, st := range sc.Input.Steps {
+			// An op of the corpus's vocabulary reel's harness does not
+			// drive; and prompts with content blocks (an image), which
+			// reel's agent does not send to the model as recorded.
+			if !st.Driven() || st.Op == scenario.OpPromptContent {
+				add("uses step %s", st.Op)
+			}
 		}
+		logs = sc.Sessions
+	} else {
+		logs, _ = filepath.Glob(filepath.Join(dir, "session*.jsonl"))
+		sort.Strings(logs)
 	}
+	if len(logs) == 0 {
+		add("has no session.jsonl")
+		return nil, missing, nil
+	}
+	if len(logs) > 1 {
+		add("records child (subagent) sessions")
+	}
+	d, err := readLog(logs[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	c = &CorpusCase{Scenario: sc, Mode: "danger-full-access", Approval: "on-request", Prep: CorpusPreps[filepath.Base(dir)]}
+	turns := 0
 	for i := range d.Events {
 		e := &d.Events[i]
 		switch {
@@ -102,16 +141,15 @@ func Eligible(dir string) (*CorpusCase, string, error) {
 		case e.Type == sessionlog.TypeToolCall:
 			tc, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
 			if err != nil {
-				return nil, "", err
+				return nil, nil, err
 			}
 			if !slices.Contains(reelTools, tc.Name) {
-				return nil, fmt.Sprintf("uses tool %s", tc.Name), nil
+				add("uses tool %s", tc.Name)
 			}
-			c.Calls = append(c.Calls, ToolCall{tc.Name, tc.Arguments})
 		case strings.HasPrefix(e.Type, "hook/"):
-			return nil, "uses hooks", nil
+			add("uses hooks")
 		case strings.HasPrefix(e.Type, "subagent/"), strings.HasPrefix(e.Type, "tool-workflow/"):
-			return nil, "uses subagents", nil
+			add("uses subagents")
 		case e.Type == sessionlog.TypeSandboxMode:
 			if m, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil {
 				c.Mode = m.Mode
@@ -125,133 +163,323 @@ func Eligible(dir string) (*CorpusCase, string, error) {
 			}
 		}
 	}
+	if sc == nil {
+		return nil, missing, nil
+	}
+	prompts := 0
+	for _, st := range sc.Input.Steps {
+		if st.IsPrompt() {
+			prompts++
+		}
+	}
 	if turns < prompts {
-		return nil, fmt.Sprintf("sends %d prompt(s) but recorded %d turn(s): a prompt was handled outside the model (e.g. blocked by a hook)", prompts, turns), nil
+		add("sends %d prompt(s) but recorded %d turn(s): a prompt was handled outside the model (e.g. blocked by a hook)", prompts, turns)
 	}
 	if _, err := replay.Load(d.Events, sc.OverridePath); err != nil {
-		return nil, fmt.Sprintf("has no replayable model script (%v)", err), nil
+		add("has no replayable model script (%v)", err)
 	}
-	return c, "", nil
+	if len(missing) > 0 {
+		return nil, missing, nil
+	}
+	expected, err := os.ReadFile(filepath.Join(dir, "stdout.expected.jsonl"))
+	if err == nil {
+		c.Expected = expected
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, nil, err
+	}
+	return c, nil, nil
 }
 
-// RunCorpus replays one eligible corpus scenario through reel and checks
-// the tool calls, the agent's text and the prompt outcomes against the
-// recording.
-func RunCorpus(ctx context.Context, exe string, c *CorpusCase) CorpusResult {
+// unknownOps lists the ops of dir/input.json that reel's step vocabulary
+// does not define, in order, each once. An unreadable input.json yields
+// none (scenario.Load reports it).
+func unknownOps(dir string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, scenario.InputFile))
+	if err != nil {
+		return nil
+	}
+	var in struct {
+		Steps []struct {
+			Op string `json:"op"`
+		} `json:"steps"`
+	}
+	if json.Unmarshal(b, &in) != nil {
+		return nil
+	}
+	var out []string
+	for _, st := range in.Steps {
+		if slices.Contains(out, st.Op) {
+			continue
+		}
+		// The loader is the vocabulary's one judge: an op alone in a
+		// script is unknown exactly when it says so (a known op may still
+		// miss required fields, which is another error).
+		probe, _ := json.Marshal(map[string]any{"steps": []any{map[string]string{"op": st.Op}}})
+		if _, err := scenario.ParseInput(scenario.InputFile, probe); errors.Is(err, scenario.ErrUnknownOp) {
+			out = append(out, st.Op)
+		}
+	}
+	return out
+}
+
+// CorpusOptions configure a corpus run.
+type CorpusOptions struct {
+	// Exe is the reel binary under test.
+	Exe string
+	// Filter selects scenarios by folder name (nil: all).
+	Filter *regexp.Regexp
+	// Jobs is how many scenarios run at once.
+	Jobs int
+	// Keep, when set, is a folder that receives, per scenario, reel's
+	// session log(s) (session.jsonl, session.N.jsonl) and wire transcript
+	// (stdout.jsonl) with the run's paths as {{cwd}} and {{tmp}}, its
+	// stderr (stderr.txt) and the comparison (report.txt) — the layout
+	// `reel log diff` reads.
+	Keep string
+	// Env are extra environment entries of the agent under test (the
+	// self-test's REEL_BREAK).
+	Env []string
+}
+
+// RunCorpus replays one eligible corpus scenario through reel and compares
+// the run with the recording (package equiv).
+func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult {
 	res := CorpusResult{Name: c.Scenario.Name}
-	r := Runner{Exe: exe, Mode: Replay, ExtraArgs: []string{"--mode", c.Mode, "--approval", c.Approval}}
-	run, err := r.Execute(ctx, c.Scenario)
+	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: []string{"--mode", c.Mode, "--approval", c.Approval}, Prepare: c.Prep.Workspace, Env: o.Env}
+	run, runErr := r.Execute(ctx, c.Scenario)
 	if run != nil {
 		res.Wall = run.Wall
 		defer os.RemoveAll(run.Temp)
 	}
-	if err != nil {
-		res.Failures = append(res.Failures, err.Error())
-		return res
+	if runErr != nil {
+		res.Failures = append(res.Failures, runErr.Error())
 	}
-	var got []ToolCall
-	for _, id := range run.SessionIDs {
-		d, err := readLog(filepath.Join(run.StateDir, id+".jsonl"))
+	if run != nil {
+		got, err := reelSide(run)
 		if err != nil {
 			res.Failures = append(res.Failures, err.Error())
-			return res
+		} else if want, err := recordedSide(c); err != nil {
+			res.Failures = append(res.Failures, err.Error())
+		} else {
+			report := equiv.Compare(want, got.side, equiv.Options{EnvironmentLines: c.Prep.EnvironmentLines})
+			res.Failures = append(res.Failures, report.Lines()...)
+			res.Unchecked = append(res.Unchecked, report.Unchecked...)
 		}
-		for i := range d.Events {
-			if d.Events[i].Type == sessionlog.TypeToolCall {
-				tc, _ := sessionlog.DecodeData[sessionlog.ToolCallData](&d.Events[i])
-				got = append(got, ToolCall{tc.Name, tc.Arguments})
+		if o.Keep != "" {
+			if err := keepRun(filepath.Join(o.Keep, c.Scenario.Name), run, got, &res); err != nil {
+				res.Failures = append(res.Failures, fmt.Sprintf("--keep: %v", err))
 			}
 		}
 	}
-	if !slices.Equal(got, c.Calls) {
-		res.Failures = append(res.Failures, fmt.Sprintf("tool calls differ:\n  recorded %v\n  reel     %v", c.Calls, got))
-	}
-	wantText, wantStops := wireSummary(c.Expected)
-	gotText, gotStops := wireSummary(run.Transcript)
-	if wantText != gotText {
-		res.Failures = append(res.Failures, fmt.Sprintf("agent text differs:\n  recorded %q\n  reel     %q", wantText, gotText))
-	}
-	if !slices.Equal(wantStops, gotStops) {
-		res.Failures = append(res.Failures, fmt.Sprintf("prompt outcomes differ:\n  recorded %v\n  reel     %v", wantStops, gotStops))
+	switch {
+	case len(res.Failures) > 0:
+		res.Verdict = VerdictFail
+	case len(res.Unchecked) > 0:
+		res.Verdict = VerdictPartial
+	default:
+		res.Verdict = VerdictPass
 	}
 	return res
 }
 
-// wireSummary extracts, from a wire transcript, the agent's message text
-// (all agent_message_chunk text, concatenated) and the outcome of every
-// session/prompt answer in order (the stop reason, or "error").
-func wireSummary(transcript []byte) (string, []string) {
-	var text strings.Builder
-	var stops []string
-	for _, line := range bytes.Split(transcript, []byte("\n")) {
-		var f struct {
-			Method string `json:"method"`
-			Params struct {
-				Update struct {
-					SessionUpdate string `json:"sessionUpdate"`
-					Content       struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"update"`
-			} `json:"params"`
-			Result *struct {
-				StopReason *string `json:"stopReason"`
-			} `json:"result"`
-			Error *json.RawMessage `json:"error"`
+// recordedSide is the recording as a comparison side.
+func recordedSide(c *CorpusCase) (*equiv.Side, error) {
+	s := &equiv.Side{Label: "recording", Wire: c.Expected}
+	for _, path := range c.Scenario.Sessions {
+		l, err := equiv.LoadLog(path)
+		if err != nil {
+			return nil, err
 		}
-		if json.Unmarshal(line, &f) != nil {
+		s.Logs = append(s.Logs, l)
+	}
+	return s, nil
+}
+
+// keptSide holds reel's output of one run with its paths replaced: what
+// is compared and what --keep writes.
+type keptSide struct {
+	side   *equiv.Side
+	logs   [][]byte
+	wire   []byte
+	stderr []byte
+}
+
+// reelSide reads what reel wrote in a run, with the run's paths replaced
+// by the placeholders the recordings use ({{cwd}} for the working
+// directory, {{tmp}} for the run's temp root). Nothing else is rewritten:
+// ids, times and seqs stay as reel wrote them.
+func reelSide(run *Run) (*keptSide, error) {
+	paths := runPaths(run)
+	wire := []byte(paths.Replace(string(run.Transcript)))
+	k := &keptSide{side: &equiv.Side{Label: "reel", Wire: wire}, wire: wire, stderr: run.Stderr}
+	for i, id := range run.SessionIDs {
+		if run.Refused[i] {
 			continue
 		}
-		switch {
-		case f.Method == "session/update" && f.Params.Update.SessionUpdate == "agent_message_chunk":
-			text.WriteString(f.Params.Update.Content.Text)
-		case f.Method == "" && f.Result != nil && f.Result.StopReason != nil:
-			stops = append(stops, *f.Result.StopReason)
-		case f.Method == "" && f.Error != nil:
-			stops = append(stops, "error")
+		raw, err := harvest(run.StateDir, id)
+		if err != nil {
+			return nil, fmt.Errorf("session %d (%s): %w", i, id, err)
+		}
+		b := []byte(paths.Replace(string(raw)))
+		l, err := equiv.DecodeLog(sessionFile(i), b)
+		if err != nil {
+			return nil, fmt.Errorf("session %d: the log with its paths replaced does not decode: %w", i, err)
+		}
+		k.side.Logs = append(k.side.Logs, l)
+		k.logs = append(k.logs, b)
+	}
+	return k, nil
+}
+
+// runPaths replaces a run's cwd and temp root, as written and with
+// symbolic links resolved, longest first. The harness makes both, so they
+// hold no character JSON escapes.
+func runPaths(run *Run) *strings.Replacer {
+	type pair struct{ old, new string }
+	var ps []pair
+	for _, p := range []pair{{run.Cwd, normalize.Cwd}, {run.Temp, "{{tmp}}"}} {
+		ps = append(ps, p)
+		if real, err := filepath.EvalSymlinks(p.old); err == nil && real != p.old {
+			ps = append(ps, pair{real, p.new})
 		}
 	}
-	return text.String(), stops
+	sort.SliceStable(ps, func(i, j int) bool { return len(ps[i].old) > len(ps[j].old) })
+	var args []string
+	for _, p := range ps {
+		args = append(args, p.old, p.new)
+	}
+	return strings.NewReplacer(args...)
+}
+
+// keepRun writes reel's output of one run to dir (see CorpusOptions.Keep).
+func keepRun(dir string, run *Run, k *keptSide, res *CorpusResult) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	write := func(name string, b []byte) error { return writeAtomic(filepath.Join(dir, name), b) }
+	if k == nil {
+		// The output could not be normalized: keep it raw.
+		k = &keptSide{wire: run.Transcript, stderr: run.Stderr}
+	}
+	for i, b := range k.logs {
+		if err := write(sessionFile(i), b); err != nil {
+			return err
+		}
+	}
+	if err := write("stdout.jsonl", k.wire); err != nil {
+		return err
+	}
+	if err := write("stderr.txt", k.stderr); err != nil {
+		return err
+	}
+	var rep strings.Builder
+	for _, f := range res.Failures {
+		rep.WriteString(f + "\n")
+	}
+	for _, u := range res.Unchecked {
+		rep.WriteString("unchecked: " + u + "\n")
+	}
+	return write("report.txt", []byte(rep.String()))
 }
 
 // CorpusMain implements `reel snapshot --corpus DIR`: every scenario is
-// listed as passed, failed or ineligible with the reason; it returns
-// ErrFailed if an eligible scenario failed.
-func CorpusMain(ctx context.Context, dir, exe string, filter *regexp.Regexp, jobs int, stdout io.Writer) error {
-	results, err := RunCorpusDir(ctx, dir, exe, filter, jobs)
+// listed as pass, FAIL (with the differences), partial (with what was not
+// checked) or ineligible (with the first capability reel lacks; verbose
+// lists them all), then the ineligible ones are grouped by that
+// capability. It returns ErrFailed if a scenario failed.
+func CorpusMain(ctx context.Context, dir string, o CorpusOptions, verbose bool, stdout io.Writer) error {
+	results, err := RunCorpusDir(ctx, dir, o)
 	if err != nil {
 		return err
 	}
-	if filter != nil && len(results) == 0 {
-		return fmt.Errorf("snapshot --corpus: -run %q matches none of the corpus scenarios in %s", filter.String(), dir)
+	if o.Filter != nil && len(results) == 0 {
+		return fmt.Errorf("snapshot --corpus: -run %q matches none of the corpus scenarios in %s", o.Filter.String(), dir)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CORPUS SCENARIO\tRESULT\tWALL MS\tNOTE")
-	failed, passed, skipped := 0, 0, 0
+	n := map[string]int{}
 	for _, r := range results {
-		switch {
-		case r.Ineligible != "":
-			skipped++
-			fmt.Fprintf(tw, "%s\tineligible\t\t%s\n", r.Name, r.Ineligible)
-		case len(r.Failures) > 0:
-			failed++
-			fmt.Fprintf(tw, "%s\tFAIL\t%.0f\t%s\n", r.Name, float64(r.Wall.Microseconds())/1000, firstLine(r.Failures[0]))
-		default:
-			passed++
-			fmt.Fprintf(tw, "%s\tpass\t%.0f\t\n", r.Name, float64(r.Wall.Microseconds())/1000)
+		n[r.Verdict]++
+		note, wall := "", fmt.Sprintf("%.0f", float64(r.Wall.Microseconds())/1000)
+		switch r.Verdict {
+		case VerdictIneligible:
+			note, wall = r.Ineligible(), ""
+		case VerdictFail:
+			note = firstLine(r.Failures[0])
+		case VerdictPartial:
+			note = "not checked: " + firstLine(r.Unchecked[0])
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Verdict, wall, clipNote(note))
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\n%d passed, %d failed, %d ineligible\n", passed, failed, skipped)
+	fmt.Fprintf(stdout, "\n%d passed, %d failed, %d partial, %d ineligible\n", n[VerdictPass], n[VerdictFail], n[VerdictPartial], n[VerdictIneligible])
+	printIneligible(stdout, results)
 	for _, r := range results {
-		for _, f := range r.Failures {
-			fmt.Fprintf(stdout, "\n--- FAIL %s\n%s\n", r.Name, f)
+		switch r.Verdict {
+		case VerdictFail:
+			fmt.Fprintf(stdout, "\n--- FAIL %s\n", r.Name)
+			for _, f := range r.Failures {
+				fmt.Fprintln(stdout, f)
+			}
+			for _, u := range r.Unchecked {
+				fmt.Fprintln(stdout, "unchecked: "+u)
+			}
+		case VerdictPartial:
+			fmt.Fprintf(stdout, "\n--- PARTIAL %s\n", r.Name)
+			for _, u := range r.Unchecked {
+				fmt.Fprintln(stdout, "unchecked: "+u)
+			}
+		case VerdictIneligible:
+			if verbose {
+				fmt.Fprintf(stdout, "\n--- INELIGIBLE %s\n", r.Name)
+				for _, m := range r.Missing {
+					fmt.Fprintln(stdout, m)
+				}
+			}
 		}
 	}
-	if failed > 0 {
+	if o.Keep != "" {
+		fmt.Fprintf(stdout, "\nreel's logs and transcripts are in %s (compare one with: reel log diff %s %s)\n",
+			o.Keep, filepath.Join(dir, "SCENARIO"), filepath.Join(o.Keep, "SCENARIO"))
+	}
+	if n[VerdictFail] > 0 {
 		return ErrFailed
 	}
 	return nil
+}
+
+// printIneligible groups the ineligible scenarios by their first missing
+// capability.
+func printIneligible(w io.Writer, results []CorpusResult) {
+	var order []string
+	by := map[string][]string{}
+	for _, r := range results {
+		if r.Verdict != VerdictIneligible {
+			continue
+		}
+		k := r.Ineligible()
+		if by[k] == nil {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r.Name)
+	}
+	if len(order) == 0 {
+		return
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(by[order[i]]) > len(by[order[j]]) })
+	fmt.Fprintln(w, "\nineligible, by the first capability reel lacks:")
+	for _, k := range order {
+		fmt.Fprintf(w, "  %s (%d): %s\n", k, len(by[k]), strings.Join(by[k], ", "))
+	}
+}
+
+// clipNote keeps the table's note column to one readable width.
+func clipNote(s string) string {
+	const width = 150
+	if r := []rune(s); len(r) > width {
+		return string(r[:width]) + "…"
+	}
+	return s
 }
 
 func firstLine(s string) string {
@@ -261,20 +489,21 @@ func firstLine(s string) string {
 	return s
 }
 
-// RunCorpusDir runs every scenario folder under dir (jobs at a time).
-func RunCorpusDir(ctx context.Context, dir, exe string, filter *regexp.Regexp, jobs int) ([]CorpusResult, error) {
+// RunCorpusDir runs every scenario folder under dir (o.Jobs at a time) and
+// returns the results in folder-name order.
+func RunCorpusDir(ctx context.Context, dir string, o CorpusOptions) ([]CorpusResult, error) {
 	dirs, err := scenario.Discover(dir)
 	if err != nil {
 		return nil, err
 	}
 	var sel []string
 	for _, d := range dirs {
-		if filter == nil || filter.MatchString(filepath.Base(d)) {
+		if o.Filter == nil || o.Filter.MatchString(filepath.Base(d)) {
 			sel = append(sel, d)
 		}
 	}
 	results := make([]CorpusResult, len(sel))
-	sem := make(chan struct{}, max(jobs, 1))
+	sem := make(chan struct{}, max(o.Jobs, 1))
 	var wg sync.WaitGroup
 	for i, d := range sel {
 		wg.Add(1)
@@ -282,14 +511,14 @@ func RunCorpusDir(ctx context.Context, dir, exe string, filter *regexp.Regexp, j
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c, why, err := Eligible(d)
+			c, missing, err := Eligible(d)
 			switch {
 			case err != nil:
-				results[i] = CorpusResult{Name: filepath.Base(d), Failures: []string{err.Error()}}
-			case why != "":
-				results[i] = CorpusResult{Name: filepath.Base(d), Ineligible: why}
+				results[i] = CorpusResult{Name: filepath.Base(d), Verdict: VerdictFail, Failures: []string{err.Error()}}
+			case len(missing) > 0:
+				results[i] = CorpusResult{Name: filepath.Base(d), Verdict: VerdictIneligible, Missing: missing}
 			default:
-				results[i] = RunCorpus(ctx, exe, c)
+				results[i] = RunCorpus(ctx, c, o)
 			}
 		}()
 	}

@@ -18,4 +18,14 @@
 // refresh (replay, then rewrite the expected outputs from current
 // behaviour) and record (a real provider or the stand-in model server,
 // then write the fixture).
+//
+// The corpus mode (CorpusMain, `reel snapshot --corpus DIR`) runs the
+// reference system's recordings instead: each eligible corpus scenario is
+// replayed through reel, after the workspace preparation the reference's
+// suite does in code for it (CorpusPreps), and reel's logs and transcript
+// are compared with the recording for semantic equivalence by package
+// harness/equiv. A scenario passes, fails with the differences, is partial
+// (something could not be checked) or is ineligible (Eligible names every
+// capability reel lacks). break_test.go runs deliberately broken builds of
+// reel (-tags reelbreak) through it and expects each to fail.
 package harness

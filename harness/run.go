@@ -48,6 +48,11 @@ type Runner struct {
 	// StepTimeout bounds every step (default 30s) so a broken agent fails
 	// the scenario instead of hanging the suite.
 	StepTimeout time.Duration
+	// Prepare, when set, prepares the run's cwd after the scenario's
+	// workspace/ was copied in (the corpus's per-scenario preparation).
+	Prepare func(cwd string) error
+	// Env are extra environment entries of the agent in every mode.
+	Env []string
 }
 
 // Run is the outcome of running one scenario.
@@ -99,6 +104,11 @@ func (l *lockedBuffer) Bytes() []byte {
 	return bytes.Clone(l.b.Bytes())
 }
 
+// ErrUnusedAnswers reports a run that left permission answers of its
+// input.json unused: the script expected a permission request the agent
+// never sent.
+var ErrUnusedAnswers = errors.New("unused permission answers")
+
 // Execute runs sc and returns what it produced. The caller removes
 // run.Temp when done.
 func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
@@ -116,6 +126,11 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 			return run, fmt.Errorf("%s: copy workspace: %w", sc.Name, err)
 		}
 	}
+	if r.Prepare != nil {
+		if err := r.Prepare(run.Cwd); err != nil {
+			return run, fmt.Errorf("%s: prepare the workspace: %w", sc.Name, err)
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(tmp, "home"), 0o755); err != nil {
 		return run, err
 	}
@@ -129,6 +144,10 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 	run.Wall = time.Since(start)
 	if err == nil {
 		err = d.answers.Err()
+	}
+	if n := d.answers.Remaining(); err == nil && n > 0 {
+		err = fmt.Errorf("%w: %d of the %d permission answer(s) in input.json were never used (the agent asked %d time(s))",
+			ErrUnusedAnswers, n, len(sc.Input.PermissionAnswers), d.answers.Asked())
 	}
 	if err != nil {
 		return run, fmt.Errorf("%s: %w", sc.Name, err)
@@ -248,6 +267,7 @@ func (d *driver) env() []string {
 		"TMPDIR=" + d.run.Temp,
 		"LANG=C.UTF-8",
 	}
+	env = append(env, d.r.Env...)
 	if d.r.Mode == Record {
 		env = append(env, d.r.RecordEnv...)
 	} else if !sendsPrompts(d.sc) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/reel-agent/reel/harness"
+	"github.com/reel-agent/reel/harness/equiv"
 	"github.com/reel-agent/reel/harness/scenario"
 	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog"
@@ -474,53 +475,94 @@ func TestSnapshotCLI(t *testing.T) {
 	}
 }
 
+// TestCorpus replays the conformance corpus and checks the verdicts: every
+// scenario is judged (no harness error), an ineligible one names what it
+// lacks exactly as Eligible does, and the verdict of every scenario is the
+// one committed in testdata/corpus-verdicts.txt — so a scenario that starts
+// failing, or starts passing, shows up. After an intended change, rewrite
+// the file with UPDATE_SNAPS=true go test ./harness -run TestCorpus.
 func TestCorpus(t *testing.T) {
 	corpusPath := corpustest.Dir(t)
 	dirs, err := scenario.Discover(corpusPath)
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("the conformance corpus %s holds no scenarios (%v)", corpusPath, err)
 	}
-	results, err := harness.RunCorpusDir(context.Background(), corpusPath, reelExe, nil, 2)
+	results, err := harness.RunCorpusDir(context.Background(), corpusPath, harness.CorpusOptions{Exe: reelExe, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(results) != len(dirs) {
 		t.Fatalf("%d results for %d corpus scenarios", len(results), len(dirs))
 	}
-	eligible, replayed := "", 0
+	var table strings.Builder
+	eligible := ""
 	for i, r := range results {
 		if want := filepath.Base(dirs[i]); r.Name != want {
 			t.Errorf("result %d is %q, want %q", i, r.Name, want)
 		}
-		c, why, err := harness.Eligible(dirs[i])
+		c, missing, err := harness.Eligible(dirs[i])
 		switch {
 		case err != nil:
 			t.Errorf("%s: cannot be judged: %v", r.Name, err)
 		case c == nil:
-			if strings.TrimSpace(r.Ineligible) == "" || r.Ineligible != why {
-				t.Errorf("%s: ineligible with reason %q, Eligible says %q", r.Name, r.Ineligible, why)
+			if r.Verdict != harness.VerdictIneligible || !slices.Equal(r.Missing, missing) || strings.TrimSpace(r.Ineligible()) == "" {
+				t.Errorf("%s: %s lacking %q, Eligible says %q", r.Name, r.Verdict, r.Missing, missing)
 			}
 		default:
-			if r.Ineligible != "" {
-				t.Errorf("%s: eligible but reported ineligible (%s)", r.Name, r.Ineligible)
+			if r.Verdict == harness.VerdictIneligible {
+				t.Errorf("%s: eligible but reported ineligible (%s)", r.Name, r.Ineligible())
 			}
-			for _, f := range r.Failures {
-				t.Errorf("%s: %s", r.Name, f)
+			if r.Verdict == harness.VerdictFail && len(r.Failures) == 0 || r.Verdict == harness.VerdictPartial && len(r.Unchecked) == 0 {
+				t.Errorf("%s: %s without saying why", r.Name, r.Verdict)
 			}
-			replayed++
-			if eligible == "" {
+			if eligible == "" && r.Verdict == harness.VerdictPass {
 				eligible = r.Name
+			}
+		}
+		fmt.Fprintf(&table, "%s %s\n", r.Name, r.Verdict)
+	}
+	golden := filepath.Join("testdata", "corpus-verdicts.txt")
+	if os.Getenv("UPDATE_SNAPS") == "true" {
+		writeBytes(t, golden, []byte(table.String()))
+	} else if want := string(readBytes(t, golden)); want != table.String() {
+		t.Errorf("corpus verdicts differ from %s (UPDATE_SNAPS=true rewrites it):\n%s", golden, harness.TextDiff(want, table.String()))
+		for _, r := range results {
+			for _, f := range r.Failures {
+				t.Logf("%s: %s", r.Name, f)
 			}
 		}
 	}
 	if eligible == "" {
-		t.Fatal("no corpus scenario is eligible for replay")
+		t.Fatal("no corpus scenario passes")
 	}
-	t.Logf("corpus: %d scenario(s) replayed, %d ineligible", replayed, len(results)-replayed)
-	// The CLI form lists what it ran; one eligible scenario suffices.
+	// The CLI form lists what it ran, and --keep writes reel's side in the
+	// layout reel log diff reads, which finds it equivalent too; one
+	// passing scenario suffices.
+	keep := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	err = harness.Main(context.Background(), []string{"--corpus", corpusPath, "-run", "^" + regexp.QuoteMeta(eligible) + "$", "-j", "1"}, &stdout, &stderr, reelExe)
-	if err != nil || !strings.Contains(stdout.String(), "1 passed, 0 failed, 0 ineligible") {
+	err = harness.Main(context.Background(), []string{"--corpus", corpusPath, "-run", "^" + regexp.QuoteMeta(eligible) + "$", "-j", "1", "--keep", keep}, &stdout, &stderr, reelExe)
+	if err != nil || !strings.Contains(stdout.String(), "1 passed, 0 failed, 0 partial, 0 ineligible") {
 		t.Errorf("reel snapshot --corpus -run %s = %v:\n%s", eligible, err, stdout.String())
+	}
+	for _, f := range []string{"session.jsonl", "stdout.jsonl", "stderr.txt", "report.txt"} {
+		if _, err := os.Stat(filepath.Join(keep, eligible, f)); err != nil {
+			t.Errorf("--keep: %v", err)
+		}
+	}
+	stdout.Reset()
+	if err := equiv.DiffMain(context.Background(), []string{filepath.Join(corpusPath, eligible), filepath.Join(keep, eligible)}, &stdout, &stderr); err != nil || !strings.Contains(stdout.String(), "equivalent") {
+		t.Errorf("reel log diff of the kept run = %v:\n%s", err, stdout.String())
+	}
+	// What the corpus mode refuses.
+	for _, args := range [][]string{
+		{"--corpus", corpusPath, "--refresh"},
+		{"--corpus", corpusPath, "--record"},
+		{"--corpus", corpusPath, "--record", "--standin"},
+		{"--corpus", corpusPath, "--shard", "1/2"},
+		{"--keep", keep},
+	} {
+		if err := harness.Main(context.Background(), args, &stdout, &stderr, reelExe); err == nil || errors.Is(err, harness.ErrFailed) {
+			t.Errorf("reel snapshot %q = %v, want a usage error", args, err)
+		}
 	}
 }

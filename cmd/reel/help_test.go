@@ -24,6 +24,13 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"snapshot", "--shard", "0/3"}, 1, nil, `reel: snapshot: --shard "0/3": K must be between 1 and N (3)`},
 		{[]string{"snapshot", "--bogus"}, 1, nil, "reel: snapshot: flag provided but not defined: -bogus (run `reel snapshot -h` for the flags)"},
 		{[]string{"standin", "--bogus"}, 1, nil, "reel: standin: flag provided but not defined: -bogus"},
+		{[]string{"log", "-h"}, 0, []string{"  diff A B "}, ""},
+		{[]string{"log", "diff", "-h"}, 0, []string{"usage: reel log diff A B", "Exit status", "--env-line"}, ""},
+		{[]string{"log", "diff", "../../fixtures/tool-call-turn/session.jsonl"}, 1, nil, "reel log diff A B"},
+		{[]string{"log", "diff", "../../fixtures/tool-call-turn/session.jsonl", "../../fixtures/tool-call-turn/session.jsonl"}, 0, []string{"partial"}, ""},
+		{[]string{"log", "diff", "../../fixtures/text-turn/session.jsonl", "../../fixtures/tool-call-turn/session.jsonl"}, 1, []string{"tool calls: A makes 0 tool call(s)", "different:"}, "reel: equiv: the runs differ"},
+		{[]string{"snapshot", "--corpus", "x", "--refresh"}, 1, nil, "--corpus replays the reference's recordings"},
+		{[]string{"snapshot", "--keep", "x"}, 1, nil, "--keep applies to --corpus"},
 	}
 	for _, c := range cases {
 		cmd := exec.Command(reelBin, c.args...)

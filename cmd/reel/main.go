@@ -16,6 +16,7 @@ import (
 	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/harness"
+	"github.com/reel-agent/reel/harness/equiv"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 )
 
@@ -70,7 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case "acp":
 		return acpcmd.Run(ctx, args[1:], env)
 	case "log":
-		return logcmd.Run(ctx, args[1:], stdout, stderr)
+		return logcmd.Run(ctx, args[1:], stdout, stderr, equiv.DiffCommand())
 	case "standin":
 		return standin.Main(ctx, args[1:], stdout, stderr)
 	case "snapshot":

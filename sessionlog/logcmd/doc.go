@@ -13,4 +13,8 @@
 // write, and refuse a log whose lock a running reel holds (*LiveError).
 //
 // Every command prints its help to stdout and succeeds on -h or --help.
+//
+// A caller may add commands that live where logcmd cannot reach (a
+// Command passed to Run): cmd/reel adds `diff`, the harness's semantic
+// comparison of two runs.
 package logcmd

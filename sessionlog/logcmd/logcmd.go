@@ -35,7 +35,7 @@ commands:
   encode FILE                          re-encode canonically to stdout
   convert IN OUT                       convert between .jsonl, .jsonl.zst, .db/.sqlite
   repair FILE                          commit crash-repair closers to FILE
-
+%s
 Commands that read one log take --session ID to pick a session of a
 database. reel log reads no environment variables; reel's default state
 directory is $XDG_STATE_HOME/reel/sessions (~/.local/state/reel/sessions).
@@ -45,11 +45,37 @@ example:
   reel log show ~/.local/state/reel/sessions/sessions.db --session s1
 `
 
+// Command is a `reel log` subcommand defined outside this package — by a
+// package that logcmd cannot import, such as the harness's `diff` — and
+// wired in by the caller of Run. Run gets the arguments after the name; a
+// help request (-h, --help) is its to answer, by printing its help to
+// stdout and returning flag.ErrHelp or nil.
+type Command struct {
+	// Name is the subcommand's name.
+	Name string
+	// Synopsis is its arguments, as the usage lists them.
+	Synopsis string
+	// Summary is the one-line description in the usage.
+	Summary string
+	// Run runs it.
+	Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// usageText is the usage with the extra commands listed.
+func usageText(extra []Command) string {
+	var b strings.Builder
+	for _, c := range extra {
+		fmt.Fprintf(&b, "  %-36s %s\n", c.Name+" "+c.Synopsis, c.Summary)
+	}
+	return fmt.Sprintf(usage, b.String())
+}
+
 // Run executes `reel log ARGS`. -h or --help, alone or after a command,
-// prints help to stdout and returns nil.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// prints help to stdout and returns nil. extra adds commands defined
+// elsewhere (see Command); a built-in command of the same name wins.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...Command) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usageText(extra))
 		return fmt.Errorf("%w: reel log needs a command", ErrUsage)
 	}
 	name, rest := args[0], args[1:]
@@ -60,13 +86,19 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				c.help(stdout)
 				return nil
 			}
+			if x, ok := lookupExtra(extra, rest[0]); ok {
+				return helpOK(x.Run(ctx, []string{"-h"}, stdout, stderr))
+			}
 		}
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usageText(extra))
 		return nil
 	}
 	c, ok := lookup(name)
 	if !ok {
-		fmt.Fprint(stderr, usage)
+		if x, ok := lookupExtra(extra, name); ok {
+			return helpOK(x.Run(ctx, rest, stdout, stderr))
+		}
+		fmt.Fprint(stderr, usageText(extra))
 		return fmt.Errorf("%w: unknown log command %q", ErrUsage, name)
 	}
 	o, err := c.parse(rest)
@@ -78,6 +110,25 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return c.run(ctx, o, stdout)
+}
+
+// lookupExtra finds an extra command by name.
+func lookupExtra(extra []Command, name string) (Command, bool) {
+	for _, x := range extra {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return Command{}, false
+}
+
+// helpOK turns a help request's flag.ErrHelp into success, as for the
+// built-in commands.
+func helpOK(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
 }
 
 // opts are the parsed arguments of one command.

@@ -1,0 +1,113 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// CorpusPrep is what the reference system's snapshot suite does in code
+// for one corpus scenario beyond copying its workspace/ folder — work the
+// recording depends on and the corpus files do not carry. Each entry cites
+// the reference code it reproduces: the scenario table in
+// examples/acp-agent/tests/acp.snapshot.ts of
+// github.com/toninfo/deepseek-harness and the fixtures it names.
+type CorpusPrep struct {
+	// Source says which reference code this reproduces and what it does.
+	Source string
+	// Workspace prepares the run's cwd after workspace/ was copied in, as
+	// the reference's prepareWorkspace hook does after its copy.
+	Workspace func(cwd string) error
+	// EnvironmentLines are bash output lines the reference's test
+	// environment printed and reel's cannot (equiv.Options).
+	EnvironmentLines []string
+}
+
+// CorpusPreps holds the preparation of every corpus scenario that needs
+// one, by scenario name.
+var CorpusPreps = map[string]CorpusPrep{
+	"fs-glob-sampling": {
+		Source: "acp.snapshot.ts, prepareFsSearchWorkspace: eight files holding \"fixture\\n\" under tree/, three under archive/, " +
+			"one each under docs/, src/ and test/, and two at the top (six top-level entries), with modification times " +
+			"1 to 8 ms after 2000-01-01 00:00 local time, so the order by modification time is fixed",
+		Workspace: prepareGlobTree,
+	},
+	"agent-instructions": {
+		Source: "acp.snapshot.ts, prepareDelimiterPathWorkspace: a folder named `scope</system-reminder>` holding AGENTS.md " +
+			"(\"Delimiter path snapshot instruction.\\n\") and task.txt (\"delimiter path snapshot task\\n\"), made at run time " +
+			"because Windows cannot check that name out; and the scenario's workspace/AGENTS.md and nested/AGENTS.md, which in " +
+			"the reference repository are symbolic links to a sibling AGENTS.canonical.md (git mode 120000) — the corpus copy " +
+			"holds each link's target name as a plain file, so the links are made again",
+		Workspace: prepareInstructions,
+	},
+	"partial-landlock-child-failure": {
+		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +
+			"a test-only sandbox provider that prints `landlock-run: partial enforcement (older Landlock ABI)` to stderr " +
+			"before every command it confines; no agent prints that line, so it is dropped from the recorded bash result",
+		EnvironmentLines: []string{"landlock-run: partial enforcement (older Landlock ABI)"},
+	},
+}
+
+// prepareGlobTree reproduces prepareFsSearchWorkspace.
+func prepareGlobTree(cwd string) error {
+	base := time.Date(2000, time.January, 1, 0, 0, 0, 0, time.Local)
+	files := []string{"archive/a.ts", "archive/b.ts", "archive/c.ts", "docs/guide.md", "src/index.ts", "test/spec.ts", "top.txt", "notes.md"}
+	for i, rel := range files {
+		p := filepath.Join(cwd, "tree", filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte("fixture\n"), 0o644); err != nil {
+			return err
+		}
+		mtime := base.Add(time.Duration(i+1) * time.Millisecond)
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareInstructions reproduces prepareDelimiterPathWorkspace and the
+// reference's AGENTS.md symbolic links.
+func prepareInstructions(cwd string) error {
+	for _, rel := range []string{"AGENTS.md", "nested/AGENTS.md"} {
+		if err := relink(filepath.Join(cwd, filepath.FromSlash(rel))); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Join(cwd, "scope</system-reminder>")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "AGENTS.md"), []byte("Delimiter path snapshot instruction.\n"), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "task.txt"), []byte("delimiter path snapshot task\n"), 0o644)
+}
+
+// relink turns a file that holds a symbolic link's target (git's form of a
+// link checked out without link support) back into the link. The target
+// must be a sibling file that exists.
+func relink(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil // already a link
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	target := strings.TrimSpace(string(b))
+	if target == "" || strings.ContainsAny(target, "/\\\n") || target == "." || target == ".." {
+		return fmt.Errorf("%s: holds %q, not the name of a sibling file to link to", path, target)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), target)); err != nil {
+		return fmt.Errorf("%s: link target: %w", path, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	return os.Symlink(target, path)
+}

@@ -1,0 +1,525 @@
+package equiv
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// ToolRule says how the successful results of one tool are compared. The
+// outcome (isError) of every call is always compared; a rule adds what
+// must also agree when both sides succeeded.
+//
+// Every essence function accepts both presentations — the reference
+// system's and reel's — so one function reduces either side, and `reel
+// log diff` works on any two logs. A result the function does not
+// recognize is reported: on the side under test as a difference (it is no
+// result this tool produces), on the expected side as unchecked.
+type ToolRule struct {
+	// Tool is the tool's name.
+	Tool string
+	// Compared is the essential content that must be equal.
+	Compared string
+	// Normalized lists the presentation differences taken out first.
+	Normalized string
+	// essence reduces a successful result to its essential content; ok is
+	// false when text is in no presentation the rule knows.
+	essence func(text string, meta json.RawMessage) (e Essence, ok bool)
+}
+
+// Essence is the essential content of one tool result.
+type Essence struct {
+	// Facts are scalar facts ("exit 0", "path notes.txt", "created"), in
+	// order.
+	Facts []string
+	// Items are the content lines (file lines, output lines, paths,
+	// matches).
+	Items []string
+	// Unordered says Items are compared as a multiset: the two systems
+	// order them differently (a glob listing, grep matches, interleaved
+	// stdout and stderr).
+	Unordered bool
+}
+
+// ToolRules is the per-tool normalization table: for each tool, what of a
+// successful result is compared and which presentation differences between
+// the reference's and reel's formats are normalized away. It is rendered
+// into docs/scenarios.md (see MarkdownTables).
+var ToolRules = []ToolRule{
+	{
+		Tool:     "read",
+		Compared: "the file lines shown, each with its line number, in order (an empty file: no lines)",
+		Normalized: "the reference's `<path>/<type>/<content>` envelope and `N: text` rows against reel's `cat -n` rows (`%6d\\t`); " +
+			"end-of-file and window notes (`(End of file - total N lines)`, `(Showing lines …)`); " +
+			"a line longer than 2000 characters is compared on its first 2000 (the two mark the cut differently)",
+		essence: readEssence,
+	},
+	{
+		Tool:     "bash",
+		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and how many bytes were left out, and the output lines",
+		Normalized: "`[exit code: N]` against `[exit code N]`, `[killed by signal: SIGX]` against `[killed by signal N (description)]` (N mapped to its Linux name), `[timed out after Nms]` against `[timed out after N ms]`; " +
+			"the reference's trailing `[sandbox: file access denied under M mode]` against reel's leading `[sandbox denied: mode M]` line; " +
+			"`(no output)` is no lines; the reference prints stderr after stdout under a `[stderr]` line while reel interleaves the two streams, " +
+			"so output with a stderr part is compared as a multiset of lines; the spill file's path; trailing newlines",
+		essence: bashEssence,
+	},
+	{
+		Tool:     "glob",
+		Compared: "the set of paths listed, relative to the working directory, and the total when the list is cut (`Showing K of N`)",
+		Normalized: "order (the reference samples across top-level entries by modification time, reel lists newest first); " +
+			"`No files found` against `No files match …`; absolute against cwd-relative paths; the wording of the cut and recovery notes",
+		essence: globEssence,
+	},
+	{
+		Tool:     "grep",
+		Compared: "the set of matches as path:line:text (a file list: the set of paths; counts: path and count)",
+		Normalized: "the reference's `Found N matches` header and per-file `Line N: text` sections against reel's `path:line:text` rows; " +
+			"order; `No matches found`; absolute against cwd-relative paths; cut and recovery notes",
+		essence: grepEssence,
+	},
+	{
+		Tool:       "write",
+		Compared:   "the path written and whether the file was created or replaced",
+		Normalized: "the reference's envelope with `Created file` / `Updated file` against reel's `Wrote N bytes to P (new file)` / `Wrote N bytes to P`; absolute against cwd-relative paths",
+		essence:    writeEssence,
+	},
+	{
+		Tool:       "edit",
+		Compared:   "the path edited",
+		Normalized: "`The file P has been updated successfully.` (or `… All occurrences were successfully replaced.`) against `Edited P: replaced N occurrence(s)`; absolute against cwd-relative paths",
+		essence:    editEssence,
+	},
+	{
+		Tool:       "todo_write",
+		Compared:   "the pending, in-progress and completed counts",
+		Normalized: "none: both print `Updated todo list: X pending, Y in progress, Z completed.`",
+		essence:    todoEssence,
+	},
+}
+
+// toolRule returns the rule for a tool, or nil.
+func toolRule(name string) *ToolRule {
+	for i := range ToolRules {
+		if ToolRules[i].Tool == name {
+			return &ToolRules[i]
+		}
+	}
+	return nil
+}
+
+// relPath strips the {{cwd}} prefix (and "./") from a path, so an absolute
+// path under the working directory and a cwd-relative one agree.
+func relPath(p string) string {
+	p = strings.TrimSpace(p)
+	switch {
+	case p == cwdToken:
+		return "."
+	case strings.HasPrefix(p, cwdToken+"/"):
+		p = p[len(cwdToken)+1:]
+	}
+	for strings.HasPrefix(p, "./") {
+		p = p[2:]
+	}
+	return p
+}
+
+// maxLineRunes is where both systems cut a long line of read and grep.
+const maxLineRunes = 2000
+
+var (
+	refLineCut  = regexp.MustCompile(`\.\.\. \(line truncated to \d+ chars\)$`)
+	reelLineCut = regexp.MustCompile(`… \[line cut: \d+ characters\]$`)
+)
+
+// lineText normalizes one shown line: the cut markers removed, at most
+// maxLineRunes characters.
+func lineText(s string) string {
+	s = refLineCut.ReplaceAllString(s, "")
+	s = reelLineCut.ReplaceAllString(s, "")
+	if utf8.RuneCountInString(s) > maxLineRunes {
+		s = string([]rune(s)[:maxLineRunes])
+	}
+	return s
+}
+
+var (
+	refReadRow  = regexp.MustCompile(`^(\d+): ?(.*)$`)
+	reelReadRow = regexp.MustCompile(`^ *(\d+)\t(.*)$`)
+	reelEmpty   = regexp.MustCompile(`^\(.* is empty\)$`)
+)
+
+// readEssence reduces a read result to its numbered lines.
+func readEssence(text string, _ json.RawMessage) (Essence, bool) {
+	if strings.HasPrefix(text, "<path>") {
+		head, body, ok := strings.Cut(text, "\n<content>\n")
+		if !ok || !strings.Contains(head, "\n<type>file</type>") {
+			return Essence{}, false
+		}
+		body = strings.TrimSuffix(strings.TrimRight(body, "\n"), "</content>")
+		var e Essence
+		for _, line := range strings.Split(body, "\n") {
+			m := refReadRow.FindStringSubmatch(line)
+			if m == nil {
+				break
+			}
+			e.Items = append(e.Items, m[1]+": "+lineText(m[2]))
+		}
+		return e, true
+	}
+	if reelEmpty.MatchString(strings.TrimSpace(text)) {
+		return Essence{}, true
+	}
+	var e Essence
+	for _, line := range strings.Split(text, "\n") {
+		m := reelReadRow.FindStringSubmatch(line)
+		if m == nil {
+			break
+		}
+		e.Items = append(e.Items, m[1]+": "+lineText(m[2]))
+	}
+	if len(e.Items) == 0 {
+		return Essence{}, false
+	}
+	return e, true
+}
+
+var (
+	spillNotice = regexp.MustCompile(`(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`)
+	streamCut   = regexp.MustCompile(`\n\[output truncated; full output: [^\]\n]*\]`)
+	// bashMarker matches one trailing status line of either system.
+	bashMarker = regexp.MustCompile(`^(?:` +
+		`\[exit code:? (\d+)\]` + // 1: exit code
+		`|\[killed by signal (\d+) \([^)\]]*\)\]` + // 2: signal number (reel)
+		`|\[killed by signal: ([A-Za-z0-9]+)\]` + // 3: signal name (reference)
+		`|\[timed out after (\d+) ?ms\]` + // 4: timeout
+		`|\[sandbox: file access denied under ([a-z-]+) mode\]` + // 5: reference denial
+		`|\[sandbox: escalation available[^\]]*\]` +
+		`|\[cancelled\])$`)
+	// reelDenial is reel's denial marker, which starts the result.
+	reelDenial = regexp.MustCompile(`^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`)
+)
+
+// bashEssence reduces a bash result to its status and output lines.
+func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
+	if text == "" {
+		return Essence{}, false
+	}
+	var e Essence
+	exit, signal, denied, timeout := "0", "", "", false
+	if m := reelDenial.FindStringSubmatch(text); m != nil {
+		denied = m[1]
+		text = text[len(m[0]):]
+	}
+	spilled := ""
+	if m := spillNotice.FindStringSubmatchIndex(text); m != nil {
+		spilled = text[m[2]:m[3]]
+		text = text[:m[0]]
+	}
+	truncated := streamCut.MatchString(text)
+	text = streamCut.ReplaceAllString(text, "")
+	// Status lines come last, each on its own line.
+	for {
+		i := strings.LastIndexByte(text, '\n')
+		last := text[i+1:]
+		m := bashMarker.FindStringSubmatch(last)
+		if m == nil {
+			break
+		}
+		switch {
+		case m[1] != "":
+			exit = m[1]
+		case m[2] != "":
+			signal = signalName(m[2])
+		case m[3] != "":
+			signal = m[3]
+		case m[4] != "":
+			timeout = true
+		case m[5] != "":
+			denied = m[5]
+		}
+		if i < 0 {
+			text = ""
+			break
+		}
+		text = text[:i]
+	}
+	if signal != "" {
+		e.Facts = append(e.Facts, "killed by signal "+signal)
+	} else {
+		e.Facts = append(e.Facts, "exit "+exit)
+	}
+	if timeout {
+		e.Facts = append(e.Facts, "timed out")
+	}
+	if denied != "" {
+		e.Facts = append(e.Facts, "sandbox denied ("+denied+")")
+	}
+	if spilled != "" {
+		e.Facts = append(e.Facts, "spilled, "+spilled+" bytes left out")
+	}
+	if truncated {
+		e.Facts = append(e.Facts, "output cut")
+	}
+	body := strings.TrimRight(text, "\n")
+	if body == "(no output)" {
+		body = ""
+	}
+	if before, after, ok := cutLine(body, "[stderr]"); ok {
+		body = strings.TrimRight(before, "\n")
+		if body != "" && after != "" {
+			body += "\n"
+		}
+		body += after
+		e.Unordered = true
+	}
+	if body != "" {
+		e.Items = strings.Split(body, "\n")
+	}
+	return e, true
+}
+
+// linuxSignals names the signals by their Linux numbers: reel prints the
+// number (and Go's description), the reference the name.
+var linuxSignals = map[string]string{
+	"1": "SIGHUP", "2": "SIGINT", "3": "SIGQUIT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE",
+	"9": "SIGKILL", "10": "SIGUSR1", "11": "SIGSEGV", "12": "SIGUSR2", "13": "SIGPIPE", "14": "SIGALRM", "15": "SIGTERM",
+}
+
+// signalName maps a signal number to its name ("9" → "SIGKILL"); an
+// unknown number stays a number.
+func signalName(n string) string {
+	if s, ok := linuxSignals[n]; ok {
+		return s
+	}
+	return "signal " + n
+}
+
+// cutLine splits s around the first line that is exactly line.
+func cutLine(s, line string) (before, after string, ok bool) {
+	switch {
+	case s == line:
+		return "", "", true
+	case strings.HasPrefix(s, line+"\n"):
+		return "", s[len(line)+1:], true
+	}
+	if i := strings.Index(s, "\n"+line+"\n"); i >= 0 {
+		return s[:i+1], s[i+len(line)+2:], true
+	}
+	if strings.HasSuffix(s, "\n"+line) {
+		return s[:len(s)-len(line)], "", true
+	}
+	return s, "", false
+}
+
+var (
+	showing   = regexp.MustCompile(`\(Showing (\d+) of (\d+) `)
+	globStop  = regexp.MustCompile(`\(glob stopped `)
+	reelNoHit = regexp.MustCompile(`^No files match `)
+)
+
+// globEssence reduces a glob result to its set of paths.
+func globEssence(text string, _ json.RawMessage) (Essence, bool) {
+	e := Essence{Unordered: true}
+	list, notes, _ := strings.Cut(text, "\n\n(")
+	notes = "(" + notes
+	if m := showing.FindStringSubmatch(notes); m != nil {
+		e.Facts = append(e.Facts, "total "+m[2])
+	}
+	if globStop.MatchString(notes) {
+		e.Facts = append(e.Facts, "search stopped early")
+	}
+	list = strings.TrimSpace(list)
+	switch {
+	case list == "":
+		return Essence{}, false
+	case list == "No files found", reelNoHit.MatchString(list):
+		return e, true
+	}
+	for _, p := range strings.Split(list, "\n") {
+		e.Items = append(e.Items, relPath(p))
+	}
+	slices.Sort(e.Items)
+	return e, true
+}
+
+var (
+	refGrepHead = regexp.MustCompile(`^Found (?:(\d+) of )?(\d+) match(?:es)?$`)
+	refGrepRow  = regexp.MustCompile(`^Line (\d+): ?(.*)$`)
+	reelGrepRow = regexp.MustCompile(`^(.+?):(\d+):(.*)$`)
+	reelGrepCnt = regexp.MustCompile(`^(.+):(\d+)$`)
+)
+
+// grepEssence reduces a grep result to its set of matches.
+func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
+	e := Essence{Unordered: true}
+	if strings.HasPrefix(strings.TrimSpace(text), "No matches found") {
+		return e, true
+	}
+	head, rest, _ := strings.Cut(text, "\n\n")
+	if refGrepHead.MatchString(head) {
+		// Reference: sections "path\nLine N: text…" separated by blank
+		// lines, then an optional "(…)" footer.
+		for _, sec := range strings.Split(rest, "\n\n") {
+			if strings.HasPrefix(sec, "(") {
+				break
+			}
+			lines := strings.Split(sec, "\n")
+			path := relPath(lines[0])
+			for _, l := range lines[1:] {
+				m := refGrepRow.FindStringSubmatch(l)
+				if m == nil {
+					return Essence{}, false
+				}
+				e.Items = append(e.Items, path+":"+m[1]+":"+lineText(m[2]))
+			}
+		}
+		slices.Sort(e.Items)
+		return e, true
+	}
+	list, _, _ := strings.Cut(text, "\n\n(")
+	list = strings.TrimSpace(list)
+	if list == "" {
+		return Essence{}, false
+	}
+	for _, l := range strings.Split(list, "\n") {
+		if m := reelGrepRow.FindStringSubmatch(l); m != nil {
+			e.Items = append(e.Items, relPath(m[1])+":"+m[2]+":"+lineText(m[3]))
+		} else if m := reelGrepCnt.FindStringSubmatch(l); m != nil {
+			e.Items = append(e.Items, relPath(m[1])+": "+m[2]+" matches")
+		} else {
+			e.Items = append(e.Items, relPath(l))
+		}
+	}
+	slices.Sort(e.Items)
+	return e, true
+}
+
+var (
+	envelopePath = regexp.MustCompile(`^<path>([^\n]*)</path>\n`)
+	reelWrote    = regexp.MustCompile(`^Wrote \d+ bytes to (.+?)( \(new file\))?$`)
+	refEdited    = regexp.MustCompile(`^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`)
+	reelEdited   = regexp.MustCompile(`^Edited (.+): replaced \d+ occurrences?$`)
+	todoCounts   = regexp.MustCompile(`^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`)
+)
+
+// writeEssence reduces a write result to its path and kind.
+func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
+	text = strings.TrimSpace(text)
+	if m := envelopePath.FindStringSubmatch(text); m != nil {
+		switch {
+		case strings.Contains(text, "\n<content>\nCreated file\n</content>"):
+			return Essence{Facts: []string{"path " + relPath(m[1]), "created"}}, true
+		case strings.Contains(text, "\n<content>\nUpdated file\n</content>"):
+			return Essence{Facts: []string{"path " + relPath(m[1]), "replaced"}}, true
+		}
+		return Essence{}, false
+	}
+	if m := reelWrote.FindStringSubmatch(text); m != nil {
+		kind := "replaced"
+		if m[2] != "" {
+			kind = "created"
+		}
+		return Essence{Facts: []string{"path " + relPath(m[1]), kind}}, true
+	}
+	return Essence{}, false
+}
+
+// editEssence reduces an edit result to its path.
+func editEssence(text string, _ json.RawMessage) (Essence, bool) {
+	text = strings.TrimSpace(text)
+	for _, re := range []*regexp.Regexp{refEdited, reelEdited} {
+		if m := re.FindStringSubmatch(text); m != nil {
+			return Essence{Facts: []string{"path " + relPath(m[1]), "edited"}}, true
+		}
+	}
+	return Essence{}, false
+}
+
+// todoEssence reduces a todo_write result to its counts.
+func todoEssence(text string, _ json.RawMessage) (Essence, bool) {
+	m := todoCounts.FindStringSubmatch(strings.TrimSpace(text))
+	if m == nil {
+		return Essence{}, false
+	}
+	return Essence{Facts: []string{m[1] + " pending", m[2] + " in progress", m[3] + " completed"}}, true
+}
+
+// equal reports whether two essences agree.
+func (e Essence) equal(o Essence) bool {
+	if !slices.Equal(e.Facts, o.Facts) {
+		return false
+	}
+	if e.Unordered || o.Unordered {
+		a, b := slices.Clone(e.Items), slices.Clone(o.Items)
+		slices.Sort(a)
+		slices.Sort(b)
+		return slices.Equal(a, b)
+	}
+	return slices.Equal(e.Items, o.Items)
+}
+
+// String renders an essence for a message: facts, then items, one per
+// line, at most a screenful.
+func (e Essence) String() string {
+	var b strings.Builder
+	if len(e.Facts) > 0 {
+		b.WriteString("[" + strings.Join(e.Facts, "; ") + "]")
+	}
+	const most = 12
+	for i, it := range e.Items {
+		if i == most {
+			b.WriteString("\n    … " + strconv.Itoa(len(e.Items)-most) + " more line(s)")
+			break
+		}
+		b.WriteString("\n    | " + clip(it, 160))
+	}
+	if len(e.Items) == 0 {
+		b.WriteString(" (no lines)")
+	}
+	return b.String()
+}
+
+// firstDifference names the first fact or item where two essences part.
+func firstDifference(a, b Essence) string {
+	for i := 0; i < max(len(a.Facts), len(b.Facts)); i++ {
+		if x, y := nth(a.Facts, i), nth(b.Facts, i); x != y {
+			return "fact " + strconv.Itoa(i+1) + ": " + x + " vs " + y
+		}
+	}
+	ai, bi := a.Items, b.Items
+	what := "line"
+	if a.Unordered || b.Unordered {
+		ai, bi = slices.Clone(ai), slices.Clone(bi)
+		slices.Sort(ai)
+		slices.Sort(bi)
+		what = "sorted line"
+	}
+	for i := 0; i < max(len(ai), len(bi)); i++ {
+		if x, y := nth(ai, i), nth(bi, i); x != y {
+			return what + " " + strconv.Itoa(i+1) + ": " + x + " vs " + y
+		}
+	}
+	return ""
+}
+
+// nth is s[i] quoted, or "(none)" past the end.
+func nth(s []string, i int) string {
+	if i < len(s) {
+		return strconv.Quote(clip(s[i], 120))
+	}
+	return "(none)"
+}
+
+// clip shortens s to n bytes (on a rune boundary) with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,159 @@
+package equiv
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestToolEssence pairs results of the reference's presentation with
+// reel's: the pairs that say the same must reduce to equal essences, the
+// others must not, and a text in no known presentation is refused.
+func TestToolEssence(t *testing.T) {
+	long := strings.Repeat("x", 2500)
+	cases := []struct {
+		name, tool, ref, reel string
+		equal                 bool
+	}{
+		{"read one line", "read",
+			"<path>{{cwd}}/greeting.txt</path>\n<type>file</type>\n<content>\n1: hello\n\n(End of file - total 1 lines)\n</content>",
+			"     1\thello", true},
+		{"read other text", "read",
+			"<path>{{cwd}}/greeting.txt</path>\n<type>file</type>\n<content>\n1: hello\n\n(End of file - total 1 lines)\n</content>",
+			"     1\thellO", false},
+		{"read other line number", "read",
+			"<path>p</path>\n<type>file</type>\n<content>\n1: hello\n</content>",
+			"     2\thello", false},
+		{"read window with notes", "read",
+			"<path>p</path>\n<type>file</type>\n<content>\n5: five\n6: \n\n(Showing lines 5-6 of 10. Use offset=7 to continue.)\n</content>",
+			"     5\tfive\n     6\t\n\n(Showing lines 5-6 of 10 …)", true},
+		{"read empty file", "read",
+			"<path>p</path>\n<type>file</type>\n<content>\n\n(End of file - total 0 lines)\n</content>",
+			"({{cwd}}/p is empty)", true},
+		{"read long line cut differently", "read",
+			"<path>p</path>\n<type>file</type>\n<content>\n1: " + long[:2000] + "... (line truncated to 2000 chars)\n</content>",
+			"     1\t" + long[:2000] + "… [line cut: 2500 characters]", true},
+		{"read missing line", "read",
+			"<path>p</path>\n<type>file</type>\n<content>\n1: a\n2: b\n</content>",
+			"     1\ta", false},
+		{"bash output", "bash", "SNAPSHOT_OK\n", "SNAPSHOT_OK\n", true},
+		{"bash other output", "bash", "SNAPSHOT_OK\n", "ok", false},
+		{"bash no output", "bash", "(no output)", "(no output)", true},
+		{"bash no output, exit 1", "bash", "(no output)\n[exit code: 1]", "[exit code 1]", true},
+		{"bash stderr section", "bash", "[stderr]\nboom\n[exit code: 1]", "boom\n[exit code 1]", true},
+		{"bash interleaved streams", "bash", "out\n[stderr]\nerr\n[exit code: 2]", "err\nout\n[exit code 2]", true},
+		{"bash other exit code", "bash", "x\n[exit code: 1]", "x\n[exit code 2]", false},
+		{"bash exit 0 against 1", "bash", "x\n", "x\n[exit code 1]", false},
+		{"bash signal", "bash", "[killed by signal: SIGKILL]", "[killed by signal 9 (killed)]", true},
+		{"bash other signal", "bash", "[killed by signal: SIGTERM]", "[killed by signal 9 (killed)]", false},
+		{"bash timeout", "bash", "partial\n[timed out after 1000ms]\n[exit code: 143]", "partial\n[timed out after 1000 ms]\n[exit code 143]", true},
+		{"bash spill", "bash",
+			"head" + "tail\n\n(Omitted 1417 bytes. Full formatted result stored at: /tmp/dsh/1-bash.txt. Use read with offset/limit, or grep this path to search within it.)",
+			"head" + "tail\n\n(Omitted 1417 bytes. Full formatted result stored at: {{tmp}}/spill/bash-1.txt. Use read with offset/limit, or grep this path to search within it.)", true},
+		{"bash spill against whole", "bash",
+			"headtail\n\n(Omitted 1417 bytes. Full formatted result stored at: /tmp/x. Use read.)", "headtail", false},
+		{"bash sandbox denial", "bash",
+			"touch: cannot touch '/x': Permission denied\n[sandbox: file access denied under workspace-write mode]\n[exit code: 1]",
+			"[sandbox denied: mode workspace-write] the sandbox blocked a write outside the writable roots; the command's other effects stand.\ntouch: cannot touch '/x': Permission denied\n[exit code 1]", true},
+		{"bash denial against none", "bash",
+			"x\n[sandbox: file access denied under read-only mode]\n[exit code: 1]", "x\n[exit code 1]", false},
+		{"glob order and prefix", "glob", "tree/a.ts\ntree/b.ts", "{{cwd}}/tree/b.ts\ntree/a.ts", true},
+		{"glob other path", "glob", "tree/a.ts\ntree/b.ts", "tree/a.ts\ntree/c.ts", false},
+		{"glob nothing", "glob", "No files found", `No files match "*.go" in {{cwd}}`, true},
+		{"glob sampled against all", "glob",
+			"tree/a\ntree/b\n\n(Showing 2 of 3 paths. The complete result could not be saved; narrow pattern or path to see more.)",
+			"tree/a\ntree/b\ntree/c", false},
+		{"glob both cut", "glob",
+			"tree/a\ntree/b\n\n(Showing 2 of 3 paths. The complete result could not be saved; narrow pattern or path to see more.)",
+			"tree/b\ntree/a\n\n(Showing 2 of 3 matching files, newest first. The full list is saved to {{tmp}}/x. Narrow the pattern or path to see the rest.)", true},
+		{"grep content", "grep",
+			"Found 3 matches\n\nsrc/a.go\nLine 3: foo\nLine 9: foo bar\n\n{{cwd}}/b.txt\nLine 1: foo",
+			"b.txt:1:foo\nsrc/a.go:3:foo\nsrc/a.go:9:foo bar", true},
+		{"grep other line", "grep", "Found 1 match\n\na.go\nLine 3: foo", "a.go:4:foo", false},
+		{"grep files against content", "grep", "Found 1 match\n\na.go\nLine 3: foo", "a.go", false},
+		{"grep nothing", "grep", "No matches found", "No matches found", true},
+		{"write created", "write",
+			"<path>{{cwd}}/notes.txt</path>\n<type>file</type>\n<content>\nCreated file\n</content>",
+			"Wrote 11 bytes to {{cwd}}/notes.txt (new file)", true},
+		{"write replaced", "write",
+			"<path>{{cwd}}/data.txt</path>\n<type>file</type>\n<content>\nUpdated file\n</content>",
+			"Wrote 8 bytes to {{cwd}}/data.txt", true},
+		{"write created against replaced", "write",
+			"<path>{{cwd}}/notes.txt</path>\n<type>file</type>\n<content>\nCreated file\n</content>",
+			"Wrote 11 bytes to {{cwd}}/notes.txt", false},
+		{"write other path", "write",
+			"<path>{{cwd}}/notes.txt</path>\n<type>file</type>\n<content>\nCreated file\n</content>",
+			"Wrote 11 bytes to {{cwd}}/other.txt (new file)", false},
+		{"edit", "edit", "The file {{cwd}}/a.txt has been updated successfully.", "Edited a.txt: replaced 1 occurrence", true},
+		{"edit all", "edit", "The file a.txt has been updated. All occurrences were successfully replaced.", "Edited {{cwd}}/a.txt: replaced 3 occurrences", true},
+		{"edit other path", "edit", "The file a.txt has been updated successfully.", "Edited b.txt: replaced 1 occurrence", false},
+		{"todo", "todo_write", "Updated todo list: 1 pending, 2 in progress, 0 completed.", "Updated todo list: 1 pending, 2 in progress, 0 completed.", true},
+		{"todo other counts", "todo_write", "Updated todo list: 1 pending, 2 in progress, 0 completed.", "Updated todo list: 0 pending, 2 in progress, 1 completed.", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rule := toolRule(c.tool)
+			if rule == nil {
+				t.Fatalf("no rule for %s", c.tool)
+			}
+			a, ok := rule.essence(c.ref, nil)
+			if !ok {
+				t.Fatalf("the reference result is not recognized: %q", c.ref)
+			}
+			b, ok := rule.essence(c.reel, nil)
+			if !ok {
+				t.Fatalf("reel's result is not recognized: %q", c.reel)
+			}
+			if a.equal(b) != c.equal {
+				t.Errorf("equal = %v, want %v\n  ref:  %s\n  reel: %s", !c.equal, c.equal, a, b)
+			}
+			if !c.equal && firstDifference(a, b) == "" {
+				t.Errorf("firstDifference names nothing for %s / %s", a, b)
+			}
+			if !a.equal(a) || !b.equal(b) {
+				t.Error("an essence is not equal to itself")
+			}
+		})
+	}
+}
+
+// TestToolEssenceRefuses lists texts that are no result of the tool: the
+// check must not read them as one.
+func TestToolEssenceRefuses(t *testing.T) {
+	cases := []struct{ tool, text string }{
+		{"read", "ok"},
+		{"read", "garbage 1: \x7f~#%q)"},
+		{"read", "(no result)"},
+		{"read", "<path>d</path>\n<type>directory</type>\n<content>\na\n</content>"},
+		{"read", ""},
+		{"bash", ""},
+		{"glob", ""},
+		{"glob", "\n\n(Showing 1 of 2 paths.)"},
+		{"grep", ""},
+		{"grep", "Found 1 match\n\na.go\nnot a row"},
+		{"write", "ok"},
+		{"write", "<path>p</path>\n<type>file</type>\n<content>\nsomething\n</content>"},
+		{"edit", "ok"},
+		{"todo_write", "ok"},
+	}
+	for _, c := range cases {
+		if e, ok := toolRule(c.tool).essence(c.text, nil); ok {
+			t.Errorf("%s essence of %q = %s, want refused", c.tool, c.text, e)
+		}
+	}
+}
+
+// TestToolRulesDocumented keeps the table complete: every reel tool has a
+// documented row.
+func TestToolRulesDocumented(t *testing.T) {
+	for _, name := range []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write"} {
+		r := toolRule(name)
+		if r == nil || r.Compared == "" || r.Normalized == "" || r.essence == nil {
+			t.Errorf("tool %s has no complete row in ToolRules", name)
+		}
+	}
+	for _, r := range MessageRules {
+		if r.Class == "" || r.Source == "" || r.Compared == "" || r.match == nil || (!r.Presentation && r.identity == nil) {
+			t.Errorf("message rule %q is incomplete", r.Class)
+		}
+	}
+}
