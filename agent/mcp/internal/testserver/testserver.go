@@ -1,0 +1,280 @@
+// Package testserver is a small MCP server written with the official Go SDK,
+// used by the tests of package mcp (over stdio by re-executing the test
+// binary, over streamable HTTP and SSE in process) and, as the program
+// mcptestserver, by anything else that needs a real MCP server.
+//
+// A mode selects what the server offers or how it misbehaves; see [Modes].
+package testserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The modes of the server.
+const (
+	// ModeTools serves the ordinary test tools (see [New]).
+	ModeTools = "tools"
+	// ModeHostile serves tools whose names no model API accepts as they
+	// are: "../../x", a 300-character name, a unicode name, and "a.b"
+	// next to "a_b".
+	ModeHostile = "hostile"
+	// ModeExitOnInit reads the first request, writes a line to stderr and
+	// exits with status 3 without answering.
+	ModeExitOnInit = "exit-on-init"
+	// ModeHang reads its input and never answers.
+	ModeHang = "hang"
+	// ModeFlood writes FloodBytes to stderr before serving ModeTools.
+	ModeFlood = "flood"
+	// ModeStubborn serves ModeTools but ignores SIGTERM and does not exit
+	// when its input ends: only SIGKILL ends it.
+	ModeStubborn = "stubborn"
+)
+
+// Modes lists every mode.
+var Modes = []string{ModeTools, ModeHostile, ModeExitOnInit, ModeHang, ModeFlood, ModeStubborn}
+
+// FloodBytes is how much ModeFlood writes to stderr: 4 MiB in lines of 1 KiB.
+const FloodBytes = 4 << 20
+
+// State is what an in-process server lets a test observe.
+type State struct {
+	// Cancelled counts calls of slow that ended because the client
+	// cancelled them.
+	Cancelled atomic.Int64
+	// Started counts calls of slow that began.
+	Started atomic.Int64
+}
+
+// PNG is the 2×2 image the image and mixed tools return.
+var PNG = func() []byte {
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	img.Set(1, 1, color.RGBA{B: 255, A: 255})
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}()
+
+// HostileNames are the tool names ModeHostile offers.
+var HostileNames = []string{"../../x", strings.Repeat("a", 300), "héllo✓wörld", "a.b", "a_b"}
+
+// New returns a server in mode (ModeTools, ModeHostile, ModeFlood or
+// ModeStubborn; the other modes only exist over stdio, see [Main]).
+//
+// ModeTools offers: echo {text} (the text back), add {a, b} (the sum as
+// text and as structured content), slow {} (blocks until the call is
+// cancelled, counted in st.Cancelled, or 60 s pass), fail {message} (an
+// isError result), protoerr {} (a JSON-RPC error), image {} (a text and the
+// PNG), mixed {} (every content kind and structured content), big {bytes}
+// (that many bytes of text), stats {} ("started=N cancelled=N"), pid {}
+// (the server's process id), roots {} (the client's roots, NAME=URI per
+// line), spawn {} (starts "sleep 600" in the server's
+// process group with the server's stderr, returns its pid).
+func New(mode string, st *State) *sdk.Server {
+	if st == nil {
+		st = new(State)
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "reel-testserver", Version: "1.0.0"}, &sdk.ServerOptions{
+		Logger:       slog.New(slog.DiscardHandler),
+		Instructions: "Test server (" + mode + ").",
+	})
+	if mode == ModeHostile {
+		for _, n := range HostileNames {
+			s.AddTool(&sdk.Tool{Name: n, Description: "hostile name " + strconv.Quote(n), InputSchema: objectSchema(nil)},
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return text("called " + n), nil
+				})
+		}
+		return s
+	}
+	add := func(name, desc string, props map[string]any, h sdk.ToolHandler) {
+		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: objectSchema(props)}, h)
+	}
+	str := map[string]any{"type": "string"}
+	num := map[string]any{"type": "number"}
+	add("echo", "Echo the text back.", map[string]any{"text": str}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var a struct{ Text string }
+		if err := json.Unmarshal(r.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
+		return text(a.Text), nil
+	})
+	add("add", "Add two numbers.", map[string]any{"a": num, "b": num}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var a struct{ A, B float64 }
+		if err := json.Unmarshal(r.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
+		sum := a.A + a.B
+		res := text(strconv.FormatFloat(sum, 'g', -1, 64))
+		res.StructuredContent = map[string]any{"sum": sum}
+		return res, nil
+	})
+	add("slow", "Block until cancelled.", nil, func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		st.Started.Add(1)
+		select {
+		case <-ctx.Done():
+			st.Cancelled.Add(1)
+			return nil, ctx.Err()
+		case <-time.After(60 * time.Second):
+			return text("slow finished without being cancelled"), nil
+		}
+	})
+	add("fail", "Fail with the message.", map[string]any{"message": str}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var a struct{ Message string }
+		_ = json.Unmarshal(r.Params.Arguments, &a)
+		res := text(a.Message)
+		res.IsError = true
+		return res, nil
+	})
+	add("protoerr", "Answer with a JSON-RPC error.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return nil, errors.New("protoerr always fails")
+	})
+	add("image", "Return an image.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.TextContent{Text: "here is the image"},
+			&sdk.ImageContent{MIMEType: "image/png", Data: PNG},
+		}}, nil
+	})
+	add("mixed", "Return every kind of content.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		size := int64(2048)
+		return &sdk.CallToolResult{
+			Content: []sdk.Content{
+				&sdk.TextContent{Text: "first"},
+				&sdk.ImageContent{MIMEType: "image/png", Data: PNG},
+				&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF0000WAVEfmt ")},
+				&sdk.ResourceLink{URI: "file:///docs/readme.md", Name: "readme", Title: "The readme", Description: "What to read first.", MIMEType: "text/markdown", Size: &size},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://notes.txt", MIMEType: "text/plain", Text: "embedded text"}},
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://blob.bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2, 3, 4}}},
+			},
+			StructuredContent: map[string]any{"answer": 42},
+		}, nil
+	})
+	add("big", "Return that many bytes of text.", map[string]any{"bytes": num}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var a struct{ Bytes int }
+		if err := json.Unmarshal(r.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		for i := 0; b.Len() < a.Bytes; i++ {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		return text(b.String()[:a.Bytes]), nil
+	})
+	add("stats", "Report counters.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return text(fmt.Sprintf("started=%d cancelled=%d", st.Started.Load(), st.Cancelled.Load())), nil
+	})
+	add("pid", "Report the process id.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return text(strconv.Itoa(os.Getpid())), nil
+	})
+	add("roots", "List the client's roots.", nil, func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		//lint:ignore SA1019 roots are deprecated only from protocol 2026-07-28; the client asks for 2025-11-25.
+		res, err := r.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		var uris []string
+		for _, root := range res.Roots {
+			uris = append(uris, root.Name+"="+root.URI)
+		}
+		return text(strings.Join(uris, "\n")), nil
+	})
+	add("spawn", "Start a child process that sleeps.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		cmd := exec.Command("sleep", "600")
+		cmd.Stderr = os.Stderr // holds the stderr pipe open, as a careless server's child would
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		go func() { _ = cmd.Wait() }()
+		return text(strconv.Itoa(cmd.Process.Pid)), nil
+	})
+	return s
+}
+
+// Main runs the server in mode over stdin and stdout and returns the exit
+// status.
+func Main(mode string) int {
+	switch mode {
+	case ModeExitOnInit:
+		line, _ := readLine(os.Stdin)
+		fmt.Fprintf(os.Stderr, "testserver: dying during initialize (read %d bytes)\n", len(line))
+		return 3
+	case ModeHang:
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		select {}
+	case ModeFlood:
+		line := strings.Repeat("x", 1023) + "\n"
+		for i := 0; i < FloodBytes/len(line); i++ {
+			if _, err := os.Stderr.WriteString(line); err != nil {
+				return 1
+			}
+		}
+	case ModeStubborn:
+		signal.Ignore(syscall.SIGTERM)
+	case ModeTools, ModeHostile:
+	default:
+		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q (modes: %s)\n", mode, strings.Join(Modes, ", "))
+		return 2
+	}
+	err := New(mode, nil).Run(context.Background(), &sdk.StdioTransport{})
+	if mode == ModeStubborn {
+		select {}
+	}
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
+		fmt.Fprintln(os.Stderr, "testserver:", err)
+		return 1
+	}
+	return 0
+}
+
+// readLine reads up to and including the first newline, one byte at a time
+// so nothing after it is consumed.
+func readLine(r io.Reader) (string, error) {
+	var b []byte
+	one := make([]byte, 1)
+	for {
+		n, err := r.Read(one)
+		if n == 1 {
+			b = append(b, one[0])
+			if one[0] == '\n' {
+				return string(b), nil
+			}
+		}
+		if err != nil {
+			return string(b), err
+		}
+	}
+}
+
+// objectSchema is an object schema with the given properties.
+func objectSchema(props map[string]any) map[string]any {
+	if props == nil {
+		props = map[string]any{}
+	}
+	return map[string]any{"type": "object", "properties": props}
+}
+
+// text is a result of one text block.
+func text(s string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+}

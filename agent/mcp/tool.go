@@ -1,0 +1,180 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reel-agent/reel/agent/tools"
+)
+
+// maxErrorBytes cuts a server's error message shown to the model.
+const maxErrorBytes = 4 << 10
+
+// Tool is one tool of a connected MCP server, as a reel tool. Its name is
+// the reel name (mcp__SERVER__TOOL, see [ToolName]); the server knows it by
+// RemoteName. It is immutable; Run may be called concurrently.
+type Tool struct {
+	srv    *server
+	name   string
+	remote string
+	title  string
+	schema tools.Schema
+	ann    *sdk.ToolAnnotations
+}
+
+var _ tools.Tool = (*Tool)(nil)
+
+// newTool makes the reel tool of t.
+func newTool(srv *server, t *sdk.Tool, name string, params json.RawMessage) *Tool {
+	title := t.Title
+	if title == "" && t.Annotations != nil {
+		title = t.Annotations.Title
+	}
+	if title == "" {
+		title = t.Name
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = fmt.Sprintf("The tool %s of the MCP server %s.", strconv.Quote(t.Name), strconv.Quote(srv.cfg.Name))
+	}
+	return &Tool{
+		srv: srv, name: name, remote: t.Name,
+		title:  field(srv.cfg.Name + ": " + title),
+		schema: tools.Schema{Name: name, Description: cutText(desc, MaxDescriptionBytes), Parameters: params},
+		ann:    t.Annotations,
+	}
+}
+
+// Name returns the reel name of the tool.
+func (t *Tool) Name() string { return t.name }
+
+// Schema returns the tool's schema: its reel name, the server's
+// description (cut to MaxDescriptionBytes) and the server's input schema
+// as compact JSON with sorted keys.
+func (t *Tool) Schema() tools.Schema {
+	s := t.schema
+	s.Parameters = append(json.RawMessage(nil), s.Parameters...)
+	return s
+}
+
+// Server returns the configured name of the tool's server.
+func (t *Tool) Server() string { return t.srv.cfg.Name }
+
+// RemoteName returns the name the server knows the tool by.
+func (t *Tool) RemoteName() string { return t.remote }
+
+// Title returns a one-line title for the client: "SERVER: TITLE", the
+// title being the server's title of the tool, else its name.
+func (t *Tool) Title() string { return t.title }
+
+// Kind returns tools.KindOther: what an MCP tool does is unknown to reel.
+func (t *Tool) Kind() tools.Kind { return tools.KindOther }
+
+// ReadOnlyHint reports whether the server declares the tool read-only. It
+// is the server's claim, not a guarantee.
+func (t *Tool) ReadOnlyHint() bool { return t.ann != nil && t.ann.ReadOnlyHint }
+
+// Run calls the tool with the model's arguments. env is used only for its
+// MaxInlineBytes (it may be nil).
+//
+// The arguments must be a JSON object of at most Options.MaxArgBytes
+// (empty or null counts as {}); otherwise Run returns an *tools.ArgError
+// and the server is not called. The call ends when ctx does: the server is
+// sent notifications/cancelled, Run returns at once with an error wrapping
+// ctx.Err() (and an IsError result saying so). The result's content is
+// rendered to text (see the package documentation) and cut to
+// env.MaxInlineBytes (else Options.MaxResultBytes) with a notice; the
+// server's isError is carried over. A failure of the call itself (the
+// server closed or gone, a JSON-RPC error) is an IsError result naming the
+// server, never a Go error.
+func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (tools.Result, error) {
+	raw, err := t.checkArgs(args)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	res := tools.Result{Kind: tools.KindOther, Title: t.title}
+	srv := t.srv
+	if srv.closed.Load() {
+		res.IsError = true
+		res.Text = fmt.Sprintf("The MCP server %s is closed; the tool %s was not called.", strconv.Quote(srv.cfg.Name), strconv.Quote(t.remote))
+		return res, nil
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(srv.life, cancel)()
+	out, err := srv.session.CallTool(cctx, &sdk.CallToolParams{Name: t.remote, Arguments: raw})
+	switch {
+	case err == nil && out != nil:
+		// A result that arrived is reported even if ctx ended meanwhile:
+		// the call did run.
+		limit := srv.maxResultBytes
+		if env != nil && env.MaxInlineBytes > 0 {
+			limit = env.MaxInlineBytes
+		}
+		res.Text = render(out, limit)
+		res.IsError = out.IsError
+	case ctx.Err() != nil:
+		res.IsError = true
+		res.Text = fmt.Sprintf("The call of the MCP tool %s was cancelled; the server %s was told to stop it.", strconv.Quote(t.remote), strconv.Quote(srv.cfg.Name))
+		return res, fmt.Errorf("mcp: %s: %w", t.name, ctx.Err())
+	case err != nil:
+		res.IsError = true
+		res.Text = t.failure(err)
+	default:
+		res.IsError = true
+		res.Text = fmt.Sprintf("The MCP server %s returned no result for the tool %s.", strconv.Quote(srv.cfg.Name), strconv.Quote(t.remote))
+	}
+	return res, nil
+}
+
+// checkArgs validates the model's arguments: a JSON object (empty and
+// null count as {}), valid UTF-8, at most maxArgBytes.
+func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
+	if len(args) > t.srv.maxArgBytes {
+		return nil, &tools.ArgError{Tool: t.name, Msg: fmt.Sprintf("the arguments are %d bytes, more than the %d-byte limit", len(args), t.srv.maxArgBytes)}
+	}
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if !utf8.Valid(trimmed) {
+		return nil, &tools.ArgError{Tool: t.name, Msg: "the arguments are not valid UTF-8"}
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, &tools.ArgError{Tool: t.name, Msg: "the arguments must be a JSON object"}
+	}
+	return append(json.RawMessage(nil), trimmed...), nil
+}
+
+// failure words a call that got no result.
+func (t *Tool) failure(err error) string {
+	srv := t.srv
+	server, tool := strconv.Quote(srv.cfg.Name), strconv.Quote(t.remote)
+	var rpc *jsonrpc.Error
+	switch {
+	case srv.life.Err() != nil:
+		return fmt.Sprintf("The MCP server %s was closed while the tool %s ran; the call did not complete.", server, tool)
+	case errors.As(err, &rpc):
+		code := ""
+		if rpc.Code != 0 {
+			code = fmt.Sprintf(" (code %d)", rpc.Code)
+		}
+		return fmt.Sprintf("The MCP server %s answered the call of %s with an error%s: %s", server, tool, code, cutText(field(rpc.Message), maxErrorBytes))
+	case errors.Is(err, sdk.ErrConnectionClosed):
+		if srv.proc != nil {
+			if st := srv.proc.exitStatus(); st != "" {
+				return fmt.Sprintf("The MCP server %s is no longer running (%s); the tool %s was not completed.", server, st, tool)
+			}
+		}
+		return fmt.Sprintf("The connection to the MCP server %s is closed; the tool %s was not completed.", server, tool)
+	}
+	return fmt.Sprintf("The call of the MCP tool %s on the server %s failed: %s", tool, server, cutText(field(err.Error()), maxErrorBytes))
+}
