@@ -23,6 +23,9 @@ type CorpusPrep struct {
 	// EnvironmentLines are bash output lines the reference's test
 	// environment printed and reel's cannot (equiv.Options).
 	EnvironmentLines []string
+	// Args are `reel acp` flags reproducing the scenario's configuration
+	// in the reference suite (its configPath overlay).
+	Args []string
 }
 
 // CorpusPreps holds the preparation of every corpus scenario that needs
@@ -41,6 +44,16 @@ var CorpusPreps = map[string]CorpusPrep{
 			"the reference repository are symbolic links to a sibling AGENTS.canonical.md (git mode 120000) — the corpus copy " +
 			"holds each link's target name as a plain file, so the links are made again",
 		Workspace: prepareInstructions,
+	},
+	"bash-spill": {
+		Source: "acp.snapshot.ts runs it with configPath FS_CONFIG, examples/acp-agent/fs.cordis.yml, whose spill-policy " +
+			"sets maxInlineBytes to 800 under DSH_SNAPSHOT (50000 otherwise)",
+		Args: []string{"--inline-bytes", "800"},
+	},
+	"parallel-tool-calls": {
+		Source: "acp.snapshot.ts runs it with configPath FS_CONFIG, examples/acp-agent/fs.cordis.yml (maxInlineBytes 800 " +
+			"under DSH_SNAPSHOT)",
+		Args: []string{"--inline-bytes", "800"},
 	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +

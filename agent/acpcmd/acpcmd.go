@@ -254,8 +254,13 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg := agent.Config{
 		Store: store, Mode: sandbox.Mode(o.Mode), Approval: o.Approval,
 		Invariant: o.Invariant, Logger: log, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
-		ContextWindow: o.ContextWindow,
-		SpillDir:      filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		ContextWindow:  o.ContextWindow,
+		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
+		Instructions: agent.InstructionConfig{Disabled: o.NoInstructions},
+	}
+	if o.RootMarkers != "" {
+		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
 	}
 	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
 	if len(o.Replay) > 0 {

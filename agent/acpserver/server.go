@@ -227,11 +227,12 @@ func acpError(err error) error {
 }
 
 // modelError is the ACP error a prompt answers with when the model call
-// failed: its message is the provider's own, its code auth-required
-// (-32000) for refused credentials and internal error (-32603) otherwise;
-// data repeats the failure code for programs. Only what the log records
-// goes in (not the HTTP status), so a replay answers exactly as the
-// recorded run did.
+// failed: internal error (-32603), as the reference agent answers, even
+// for refused credentials (auth-required would send the editor to an
+// authentication flow reel cannot offer while a key is set); its message
+// is the provider's own and data repeats the failure code (AUTH, …) for
+// programs. Only what the log records goes in (not the HTTP status), so
+// a replay answers exactly as the recorded run did.
 func modelError(me *agent.ModelError) *acp.RequestError {
 	data := map[string]any{"error": "turn failed: " + me.Message}
 	if !me.Provider {
@@ -240,11 +241,7 @@ func modelError(me *agent.ModelError) *acp.RequestError {
 	if me.Code != "" {
 		data["code"] = me.Code
 	}
-	e := &acp.RequestError{Code: acp.NewInternalError(nil).Code, Message: me.Error(), Data: data}
-	if me.Auth {
-		e.Code = acp.NewAuthRequired(nil).Code
-	}
-	return e
+	return &acp.RequestError{Code: acp.NewInternalError(nil).Code, Message: me.Error(), Data: data}
 }
 
 // NewSession implements acp.Agent.

@@ -160,7 +160,7 @@ func TestModelFailure(t *testing.T) {
 		wantCode int
 		wantFrag string
 	}{
-		{"provider error", agent.SharedModels{Provider: failing{&llm.ProviderError{Code: llm.CodeAuth, Message: "no API key: set DEEPSEEK_API_KEY"}}}, -32000, `"message":"model call failed: no API key: set DEEPSEEK_API_KEY"`},
+		{"provider error", agent.SharedModels{Provider: failing{&llm.ProviderError{Code: llm.CodeAuth, Message: "no API key: set DEEPSEEK_API_KEY"}}}, -32603, `"message":"model call failed: no API key: set DEEPSEEK_API_KEY"`},
 		{"http 400 from the model", nil, -32603, `"message":"model call failed: bad request from the test"`},
 	}
 	for _, tt := range tests {

@@ -154,7 +154,7 @@ func TestCompare(t *testing.T) {
 			})
 		}, Different, []string{"wire answers"}},
 		{"error code changed", "provider-error", func(t *testing.T, s *Side) {
-			editWire(s, func(l string) []string { return []string{strings.Replace(l, `"code":-32000`, `"code":-32603`, 1)} })
+			editWire(s, func(l string) []string { return []string{strings.Replace(l, `"code":-32603`, `"code":-32000`, 1)} })
 		}, Different, []string{"wire answers"}},
 		{"permission not asked", "escalation-approved", func(t *testing.T, s *Side) {
 			editWire(s, func(l string) []string {

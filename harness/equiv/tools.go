@@ -59,7 +59,7 @@ var ToolRules = []ToolRule{
 	},
 	{
 		Tool:     "bash",
-		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and how many bytes were left out, and the output lines",
+		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and the whole result's size (shown + omitted bytes), and the output lines",
 		Normalized: "`[exit code: N]` against `[exit code N]`, `[killed by signal: SIGX]` against `[killed by signal N (description)]` (N mapped to its Linux name), `[timed out after Nms]` against `[timed out after N ms]`; " +
 			"the reference's trailing `[sandbox: file access denied under M mode]` against reel's leading `[sandbox denied: mode M]` line; " +
 			"`(no output)` is no lines; the reference prints stderr after stdout under a `[stderr]` line while reel interleaves the two streams, " +
@@ -215,8 +215,12 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	spilled := ""
 	if m := spillNotice.FindStringSubmatchIndex(text); m != nil {
-		spilled = text[m[2]:m[3]]
+		// What fits beside the notice depends on the notice's length (the
+		// spill path), so the two systems show and omit different byte
+		// counts of the same result: its whole size is the fact.
+		omitted, _ := strconv.Atoi(text[m[2]:m[3]])
 		text = text[:m[0]]
+		spilled = strconv.Itoa(len(text) + omitted)
 	}
 	truncated := streamCut.MatchString(text)
 	text = streamCut.ReplaceAllString(text, "")
@@ -258,7 +262,7 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 		e.Facts = append(e.Facts, "sandbox denied ("+denied+")")
 	}
 	if spilled != "" {
-		e.Facts = append(e.Facts, "spilled, "+spilled+" bytes left out")
+		e.Facts = append(e.Facts, "spilled, the whole result "+spilled+" bytes")
 	}
 	if truncated {
 		e.Facts = append(e.Facts, "output cut")
@@ -275,10 +279,38 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 		body += after
 		e.Unordered = true
 	}
+	if spilled != "" {
+		// A spilled result shows a head and a tail of the whole, each as
+		// long as the notice leaves room for: compare the edges both
+		// systems show whatever their notice's length.
+		e.Items = spillEdges(body, spillEdge)
+		return e, true
+	}
 	if body != "" {
 		e.Items = strings.Split(body, "\n")
 	}
 	return e, true
+}
+
+// spillEdge is how much of a spilled result's head and of its tail are
+// compared: less than either system shows beside its notice under an
+// 800-byte cap (the smallest the corpus uses).
+const spillEdge = 200
+
+// spillEdges is the first and last n bytes of a spilled result's shown
+// text (cut on character boundaries), as two items.
+func spillEdges(body string, n int) []string {
+	if len(body) <= 2*n {
+		return []string{"head+tail: " + body}
+	}
+	head, tail := body[:n], body[len(body)-n:]
+	for len(head) > 0 && !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	for len(tail) > 0 && !utf8.ValidString(tail) {
+		tail = tail[1:]
+	}
+	return []string{"head: " + head, "tail: " + tail}
 }
 
 // linuxSignals names the signals by their Linux numbers: reel prints the
