@@ -105,7 +105,7 @@ var exitLine = regexp.MustCompile(`\[exit code (\d+)\]\s*$`)
 // the sandbox gets the fixed denial marker, or the unavailable marker, in
 // front, so the model can tell it from an ordinary failure.
 func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result) tools.Result {
-	if tool != "bash" || !res.IsError || mode == sandbox.DangerFullAccess {
+	if tool != "bash" || mode == sandbox.DangerFullAccess {
 		return res
 	}
 	m := exitLine.FindStringSubmatch(res.Text)
@@ -117,6 +117,8 @@ func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result)
 	case sandbox.Denied:
 		res.Text = sandbox.Marker(mode) + " the sandbox blocked a write outside the writable roots; the command's other effects stand.\n" + res.Text
 	case sandbox.Unavailable:
+		// The command did not run: that is an error result.
+		res.IsError = true
 		if !strings.Contains(res.Text, sandbox.UnavailableMarker) {
 			res.Text = sandbox.UnavailableMarker + ": " + res.Text
 		}

@@ -222,9 +222,9 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 		return Result{}, fmt.Errorf("tools: bash: waiting for %q: %w", title, waitErr)
 	}
 
-	status, isError := exitStatus(state)
+	status, failed := exitStatus(state)
 	var cancelled error
-	if wasKilled && isError {
+	if wasKilled && failed {
 		switch {
 		case ctx.Err() != nil:
 			status, cancelled = "[cancelled]", ctx.Err()
@@ -233,7 +233,12 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 		}
 	}
 	text, spillPath := out.finish(status)
-	res := Result{Text: text, IsError: isError, Kind: KindExecute, Title: title, SpillPath: spillPath}
+	// As in the reference agent, a command that ran to its end is not an
+	// error whatever its exit status, signal or timeout: they are in the
+	// text and the model decides. Only a run that did not happen (it could
+	// not start; the sandbox refused it, see the agent's Sandbox.Annotate)
+	// or was cancelled is an error result.
+	res := Result{Text: text, IsError: cancelled != nil, Kind: KindExecute, Title: title, SpillPath: spillPath}
 	if cancelled != nil {
 		return res, fmt.Errorf("tools: bash: %q cancelled: %w", title, cancelled)
 	}

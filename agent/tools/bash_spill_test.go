@@ -267,7 +267,7 @@ func TestBashSpillDiskFull(t *testing.T) {
 	if !strings.Contains(notice, "could not be stored whole: writing it failed: ") || !strings.Contains(notice, "no space left on device") || !strings.Contains(notice, "stored at: "+res.SpillPath) {
 		t.Errorf("notice %q; want it to say the spill write failed with ENOSPC", notice)
 	}
-	if !strings.HasSuffix(preview, "\n[exit code 3]") || !res.IsError {
+	if !strings.HasSuffix(preview, "\n[exit code 3]") || res.IsError {
 		t.Errorf("the preview does not end with the status: …%q", preview[max(0, len(preview)-40):])
 	}
 	if fi, err := os.Stat(res.SpillPath); err != nil || fi.Size() >= n {

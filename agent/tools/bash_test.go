@@ -27,10 +27,12 @@ func TestBash(t *testing.T) {
 		{name: "stdout", args: map[string]any{"command": "echo HELLO", "description": "Echo HELLO"}, want: "HELLO\n"},
 		{name: "combined stderr", args: map[string]any{"command": "echo out; echo err >&2; echo out2"}, want: "out\nerr\nout2\n"},
 		{name: "no output", args: map[string]any{"command": "true"}, want: "(no output)"},
-		{name: "exit code", args: map[string]any{"command": "echo partial; exit 3"}, want: "partial\n[exit code 3]", isError: true},
-		{name: "exit code without newline", args: map[string]any{"command": "printf x; exit 1"}, want: "x\n[exit code 1]", isError: true},
-		{name: "exit code no output", args: map[string]any{"command": "false"}, want: "[exit code 1]", isError: true},
-		{name: "killed by signal", args: map[string]any{"command": "kill -TERM $$"}, want: "[killed by signal 15 (terminated)]", isError: true},
+		// A non-zero exit or a signal is reported in the text, not as an
+		// error result: the command ran (the reference agent's rule).
+		{name: "exit code", args: map[string]any{"command": "echo partial; exit 3"}, want: "partial\n[exit code 3]"},
+		{name: "exit code without newline", args: map[string]any{"command": "printf x; exit 1"}, want: "x\n[exit code 1]"},
+		{name: "exit code no output", args: map[string]any{"command": "false"}, want: "[exit code 1]"},
+		{name: "killed by signal", args: map[string]any{"command": "kill -TERM $$"}, want: "[killed by signal 15 (terminated)]"},
 		{name: "cwd", args: map[string]any{"command": "pwd"}, want: env.Cwd + "\n"},
 		{name: "workdir", args: map[string]any{"command": "pwd; ls", "workdir": "sub"}, want: filepath.Join(env.Cwd, "sub") + "\nmarker.txt\n"},
 		{name: "missing workdir", args: map[string]any{"command": "pwd", "workdir": "nope"}, want: "workdir: path not found: " + filepath.Join(env.Cwd, "nope"), isError: true},
@@ -136,7 +138,8 @@ func TestBashTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || res.Text != "before\n[timed out after 200 ms]" {
+	// A timeout is reported, not an error result (the reference's rule).
+	if res.IsError || res.Text != "before\n[timed out after 200 ms]" {
 		t.Fatalf("got %+v", res)
 	}
 	pid := readPid(t, filepath.Join(env.Cwd, "pid"), nil)
@@ -415,7 +418,7 @@ func TestBashTimeoutIgnoringTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.IsError || res.Text != "before\n[timed out after 100 ms]" {
+	if res.IsError || res.Text != "before\n[timed out after 100 ms]" {
 		t.Fatalf("got %+v", res)
 	}
 	waitGone(t, readPid(t, filepath.Join(env.Cwd, "pid"), nil))
