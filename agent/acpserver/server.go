@@ -253,12 +253,26 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	if srv.cfg.MissingKey != "" {
 		return acp.NewSessionResponse{}, srv.errAuthRequired()
 	}
+	if err := unsupportedDirs(p.AdditionalDirectories); err != nil {
+		return acp.NewSessionResponse{}, err
+	}
 	s, err := srv.eng.NewSession(ctx, p.Cwd)
 	if err != nil {
 		return acp.NewSessionResponse{}, acpError(err)
 	}
 	srv.notify(ctx, s.ID(), availableCommands())
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode())}, nil
+}
+
+// unsupportedDirs refuses ACP's (unstable) additionalDirectories: a
+// session's sandbox and tools work in its cwd only, and silently ignoring
+// extra roots would leave the editor believing the agent may write there.
+func unsupportedDirs(dirs []string) error {
+	if len(dirs) == 0 {
+		return nil
+	}
+	return acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
+		"additionalDirectories is not supported by reel (got %d): a session works in its cwd only; open a session per directory", len(dirs))})
 }
 
 // LoadSession implements acp.AgentLoader: it loads the log (committing
@@ -268,6 +282,9 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		return acp.LoadSessionResponse{}, err
 	}
 	defer srv.exit()
+	if err := unsupportedDirs(p.AdditionalDirectories); err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
 	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd)
 	if err != nil {
 		return acp.LoadSessionResponse{}, acpError(err)

@@ -173,6 +173,7 @@ func badCases() []badCase {
 		{area: "wire", name: "unknown method", frame: `{"jsonrpc":"2.0","id":3,"method":"no/such"}`, want: `"code":-32601`},
 		{area: "wire", name: "wrong params type", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":5}}`, want: `"code":-32602`},
 		{area: "wire", name: "relative cwd", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"rel/dir","mcpServers":[]}}`, want: `must be an absolute path`},
+		{area: "wire", name: "session/new with additionalDirectories", frame: `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[],"additionalDirectories":["/srv"]}}`, want: `additionalDirectories is not supported by reel (got 1)`},
 		{area: "wire", name: "prompt for an unknown session", frame: `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"nope","prompt":[{"type":"text","text":"x"}]}}`, want: `unknown session \"nope\"`},
 		{area: "wire", name: "prompt that is not a content list", frame: `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":"x"}}`, want: `"code":-32602`},
 		{area: "wire", name: "set_mode with an unknown mode", frame: `{"jsonrpc":"2.0","id":3,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"god-mode"}}`, want: `unknown mode \"god-mode\"`},
