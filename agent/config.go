@@ -93,4 +93,13 @@ type Config struct {
 	// MaxInlineBytes caps the bash result the model sees before it is
 	// spilled (0: tools.DefaultMaxInlineBytes).
 	MaxInlineBytes int
+	// GlobMaxResults caps the paths a glob result shows
+	// (0: tools.DefaultGlobMaxResults); see tools.Env.GlobMaxResults.
+	GlobMaxResults int
+	// GlobSample samples a glob result over the cap across top-level
+	// entries instead of showing its first paths (tools.Env.GlobSample).
+	GlobSample bool
+	// GlobNoSpill keeps an over-cap glob result from saving its whole
+	// sorted list (tools.Env.GlobNoSpill).
+	GlobNoSpill bool
 }

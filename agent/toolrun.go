@@ -178,7 +178,8 @@ func escalationRequest(call ToolCall, mode sandbox.Mode, esc tools.Escalation) A
 // toolEnv builds the tool environment of a call under mode.
 func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	s, e := r.s, r.e
-	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(mode), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes}
+	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(mode), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes,
+		GlobMaxResults: e.cfg.GlobMaxResults, GlobSample: e.cfg.GlobSample, GlobNoSpill: e.cfg.GlobNoSpill}
 	if !e.cfg.DisableReadGuard {
 		env.Observed = &s.observed
 	}

@@ -34,8 +34,10 @@ var CorpusPreps = map[string]CorpusPrep{
 	"fs-glob-sampling": {
 		Source: "acp.snapshot.ts, prepareFsSearchWorkspace: eight files holding \"fixture\\n\" under tree/, three under archive/, " +
 			"one each under docs/, src/ and test/, and two at the top (six top-level entries), with modification times " +
-			"1 to 8 ms after 2000-01-01 00:00 local time, so the order by modification time is fixed",
+			"1 to 8 ms after 2000-01-01 00:00 local time, so the order by modification time is fixed; it runs with examples/acp-agent/tests/fs-search.cordis.yml, whose " +
+			"tool-fs-search config sets globMaxResults 4 and sampleOverCapGlobResults true and which loads no spill store (so the full list is not saved)",
 		Workspace: prepareGlobTree,
+		Args:      []string{"--glob-max-results", "4", "--glob-sample", "--glob-no-spill"},
 	},
 	"agent-instructions": {
 		Source: "acp.snapshot.ts, prepareDelimiterPathWorkspace: a folder named `scope</system-reminder>` holding AGENTS.md " +

@@ -22,6 +22,7 @@ import (
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/sqlite"
@@ -74,6 +75,12 @@ type Options struct {
 	// InlineBytes caps a bash result before it is spilled (0: the
 	// default, 50000).
 	InlineBytes int
+	// GlobMaxResults caps the paths a glob result shows (0: the default,
+	// 100); GlobSample samples a longer result across top-level entries.
+	GlobMaxResults int
+	GlobSample     bool
+	// GlobNoSpill keeps an over-cap glob result from saving its list.
+	GlobNoSpill bool
 	// RootMarkers are the file names marking the project root for
 	// instruction files (comma-separated on the command line; "": .git).
 	RootMarkers string
@@ -149,6 +156,9 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", acpserver.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
 	fs.IntVar(&o.InlineBytes, "inline-bytes", 0, "bash result size shown to the model before it is spilled to a file (0: 50000)")
+	fs.IntVar(&o.GlobMaxResults, "glob-max-results", 0, "paths a glob result shows (0: 100; at most 1000)")
+	fs.BoolVar(&o.GlobNoSpill, "glob-no-spill", false, "do not save the whole sorted list of a glob result over --glob-max-results to a spill file")
+	fs.BoolVar(&o.GlobSample, "glob-sample", false, "sample a glob result over --glob-max-results across top-level entries instead of showing its first paths by modification time")
 	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
@@ -182,6 +192,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.InlineBytes < 0 {
 		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
+	}
+	if o.GlobMaxResults < 0 || o.GlobMaxResults > tools.MaxListEntries {
+		return o, fmt.Errorf("%w: --glob-max-results %d: want 0 (the default) to %d", ErrUsage, o.GlobMaxResults, tools.MaxListEntries)
 	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
@@ -257,6 +270,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 		ContextWindow:  o.ContextWindow,
 		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
 		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
+		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
 		Instructions: agent.InstructionConfig{Disabled: o.NoInstructions},
 	}
 	if o.RootMarkers != "" {

@@ -284,7 +284,7 @@ func TestSpillDirUnusable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.SpillPath != "" || !strings.Contains(res.Text, "The full list could not be saved") {
+	if res.SpillPath != "" || !strings.Contains(res.Text, "The complete result could not be saved") {
 		t.Fatalf("note %q, spill %q", res.Text[strings.LastIndex(res.Text, "\n"):], res.SpillPath)
 	}
 }

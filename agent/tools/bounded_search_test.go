@@ -198,9 +198,9 @@ func TestSearchBounds(t *testing.T) {
 		{"glob: entries", "glob", map[string]any{"pattern": "**/*.txt", "path": "many"}, small(func(b *searchBounds) { b.entries = 10 }),
 			"many/f", "\n\n(glob stopped after visiting 10 files and directories, the most it visits in one call: the rest of the tree was not searched. Narrow the pattern or path to search it.)"},
 		{"glob: results", "glob", map[string]any{"pattern": "**/*.txt", "path": "many"}, small(func(b *searchBounds) { b.results = 3 }),
-			"many/f", "\n\n(glob stopped at 3 matching files, the most it collects in one call, so there are more, and newest first is among these only. Narrow the pattern or path to see the rest.)"},
+			"many/f", "\n\n(glob stopped at 3 matching files, the most it collects in one call, so there are more, and the modification-time order is among these only. Narrow the pattern or path to see the rest.)"},
 		{"glob: no match within the entries", "glob", map[string]any{"pattern": "**/*.go"}, small(func(b *searchBounds) { b.entries = 3 }),
-			`No files match "**/*.go" in .`, "\n\n(glob stopped after visiting 3 files and directories"},
+			"No files found", "\n\n(glob stopped after visiting 3 files and directories"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -52,10 +52,15 @@ func defaultSearchBounds() searchBounds {
 	}
 }
 
+// DefaultGlobMaxResults is how many paths a glob result shows when
+// Env.GlobMaxResults is 0, the reference agent's default (globMaxResults).
+const DefaultGlobMaxResults = 100
+
 // GlobArgs are the arguments of the glob tool.
 type GlobArgs struct {
 	// Pattern is the glob; "**" matches any number of directories and
-	// {a,b} alternatives are expanded.
+	// {a,b} alternatives are expanded. A pattern with no "/" matches file
+	// names at any depth; one with a "/" is anchored to Path.
 	Pattern string `json:"pattern"`
 	// Path is the directory to search; empty means the cwd.
 	Path string `json:"path,omitempty"`
@@ -89,14 +94,17 @@ func (Glob) Name() string { return "glob" }
 func (Glob) Schema() Schema {
 	return Schema{
 		Name: "glob",
-		Description: "Find files by path pattern, such as \"**/*.go\" or \"src/**/*.{ts,tsx}\". " +
+		Description: "Find files by path pattern, such as \"*.go\", \"**/*.go\" or \"src/**/*.{ts,tsx}\". " +
+			"A pattern with no \"/\" matches file names at any depth, so \"*\" matches every file in the tree and \"*.ts\" every .ts file; " +
+			"a pattern with a \"/\" is matched against paths relative to path. " +
 			"\"**\" matches any number of directories; \"*\" matches within one path segment. " +
-			"Returns matching file paths (relative to the working directory when inside it), newest first, at most 1000. " +
+			"Returns matching file paths, never directories (relative to the working directory when inside it), oldest modification first. " +
+			"A result of more than 100 paths (or the configured limit) shows that many and says how many matched. " +
 			".git directories are skipped.",
 		Parameters: compactJSON(`{
 			"type": "object",
 			"properties": {
-				"pattern": {"type": "string", "description": "The glob pattern, matched against paths relative to path."},
+				"pattern": {"type": "string", "description": "The glob pattern. With no \"/\" it matches file names at any depth; with one it is anchored to path."},
 				"path": {"type": "string", "description": "Directory to search in (default: the working directory)."}
 			},
 			"required": ["pattern"]
@@ -115,6 +123,23 @@ func describeSearch(verb, pattern, dir string, resolve func(string) string) (str
 // Run lists the matching files.
 func (Glob) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
 	return runGlob(ctx, env, raw, defaultSearchBounds())
+}
+
+// globHit is one file a glob matched.
+type globHit struct {
+	path string    // as shown to the model
+	top  string    // the first segment of its path below the search base
+	mod  time.Time // its modification time
+}
+
+// anchorGlob returns the pattern matched against paths relative to the
+// base: one with no "/" matches file names at any depth, so it gets a
+// leading "**/"; one with a "/" is anchored as it is.
+func anchorGlob(pattern string) string {
+	if strings.Contains(pattern, "/") {
+		return pattern
+	}
+	return "**/" + pattern
 }
 
 // runGlob is Glob.Run within the bounds b. It only reads directories,
@@ -140,16 +165,12 @@ func runGlob(ctx context.Context, env *Env, raw json.RawMessage, b searchBounds)
 	if msg := dirFailure(base); msg != "" {
 		return fail(msg)
 	}
-	g, err := compileGlob(pattern)
+	g, err := compileGlob(anchorGlob(pattern))
 	if err != nil {
 		return fail(fmt.Sprintf("invalid glob pattern %q", a.Pattern))
 	}
 
-	type hit struct {
-		path string
-		mod  time.Time
-	}
-	var hits []hit
+	var hits []globHit
 	resultsCut := false
 	entriesCut, err := walkFiles(ctx, base, b.entries, func(rel string) bool { return g.mayContain(rel) }, func(rel string, d fs.DirEntry) bool {
 		if !g.match(rel) {
@@ -163,7 +184,8 @@ func runGlob(ctx context.Context, env *Env, raw json.RawMessage, b searchBounds)
 		if info, err := d.Info(); err == nil {
 			mod = info.ModTime()
 		}
-		hits = append(hits, hit{path: env.display(filepath.Join(base, filepath.FromSlash(rel))), mod: mod})
+		top, _, _ := strings.Cut(rel, "/")
+		hits = append(hits, globHit{path: env.display(filepath.Join(base, filepath.FromSlash(rel))), top: top, mod: mod})
 		return true
 	})
 	if err != nil {
@@ -171,7 +193,7 @@ func runGlob(ctx context.Context, env *Env, raw json.RawMessage, b searchBounds)
 	}
 	var notes string
 	if resultsCut {
-		notes += fmt.Sprintf("\n\n(glob stopped at %d matching files, the most it collects in one call, so there are more, and newest first is among these only. "+
+		notes += fmt.Sprintf("\n\n(glob stopped at %d matching files, the most it collects in one call, so there are more, and the modification-time order is among these only. "+
 			"Narrow the pattern or path to see the rest.)", len(hits))
 	}
 	if entriesCut {
@@ -179,20 +201,155 @@ func runGlob(ctx context.Context, env *Env, raw json.RawMessage, b searchBounds)
 			"Narrow the pattern or path to search it.)", b.entries)
 	}
 	if len(hits) == 0 {
-		return Result{Text: fmt.Sprintf("No files match %q in %s", a.Pattern, env.display(base)) + notes, Kind: KindSearch, Title: title, Locations: locs}, nil
+		return Result{Text: "No files found" + notes, Kind: KindSearch, Title: title, Locations: locs}, nil
 	}
-	sort.Slice(hits, func(i, j int) bool {
+	sortGlobHits(hits)
+	// Over the cap, the whole sorted result is saved to a spill file the
+	// footer names (unless GlobNoSpill, or the save fails: the footer then
+	// says it was not saved).
+	spillPath := ""
+	if n := env.globMaxResults(); len(hits) > n && !env.GlobNoSpill {
+		all := make([]string, len(hits))
+		for i, h := range hits {
+			all[i] = h.path
+		}
+		if p, err := env.spill("glob", strings.Join(all, "\n")+"\n"); err == nil {
+			spillPath = p
+		}
+	}
+	text := formatGlob(hits, env.globMaxResults(), env.GlobSample, MaxOutputBytes, spillPath)
+	return Result{Text: text + notes, Kind: KindSearch, Title: title, Locations: locs, SpillPath: spillPath}, nil
+}
+
+// globMaxResults is the cap on the paths a glob result shows:
+// GlobMaxResults, DefaultGlobMaxResults when it is 0 or less, and never
+// more than MaxListEntries.
+func (e *Env) globMaxResults() int {
+	n := e.GlobMaxResults
+	if n <= 0 {
+		n = DefaultGlobMaxResults
+	}
+	return min(n, MaxListEntries)
+}
+
+// sortGlobHits orders hits by modification time, oldest first, and equal
+// times by path.
+func sortGlobHits(hits []globHit) {
+	sort.SliceStable(hits, func(i, j int) bool {
 		if !hits[i].mod.Equal(hits[j].mod) {
-			return hits[i].mod.After(hits[j].mod)
+			return hits[i].mod.Before(hits[j].mod)
 		}
 		return hits[i].path < hits[j].path
 	})
-	lines := make([]string, len(hits))
-	for i, h := range hits {
-		lines[i] = h.path
+}
+
+// globPage is the part of an over-cap glob result shown to the model.
+type globPage struct {
+	items []string // the paths shown
+	shown int      // distinct top-level entries the shown paths reach
+	total int      // distinct top-level entries across the whole result
+}
+
+// headPage is the first n hits, in their order.
+func headPage(hits []globHit, n int) globPage {
+	p := globPage{items: make([]string, 0, n)}
+	for _, h := range hits[:min(n, len(hits))] {
+		p.items = append(p.items, h.path)
 	}
-	text, spillPath := env.capLines("glob", lines, "matching files, newest first")
-	return Result{Text: text + notes, Kind: KindSearch, Title: title, Locations: locs, SpillPath: spillPath}, nil
+	return p
+}
+
+// samplePage picks n of hits round-robin across their top-level entries:
+// every entry gets a slot before any gets a second, an exhausted entry
+// drops out. Entries come in the order of their first hit, and the page
+// lists the paths grouped by entry, each group in hits' order, so a result
+// with one path per entry gives the head of hits.
+func samplePage(hits []globHit, n int) globPage {
+	var order []string
+	groups := map[string][]string{}
+	for _, h := range hits {
+		if _, ok := groups[h.top]; !ok {
+			order = append(order, h.top)
+		}
+		groups[h.top] = append(groups[h.top], h.path)
+	}
+	taken := map[string]int{}
+	count := 0
+	for round := 0; count < n; round++ {
+		progressed := false
+		for _, key := range order {
+			if count >= n {
+				break
+			}
+			if round < len(groups[key]) {
+				taken[key]++
+				count++
+				progressed = true
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	p := globPage{total: len(order)}
+	for _, key := range order {
+		if k := taken[key]; k > 0 {
+			p.items = append(p.items, groups[key][:k]...)
+			p.shown++
+		}
+	}
+	return p
+}
+
+// formatGlob joins the sorted hits. A result of more than maxResults paths
+// shows maxResults of them (fewer when their text would pass maxBytes):
+// the head of the order, or with sample a round-robin sample across
+// top-level entries, and a footer giving the total and, from spillPath,
+// where the whole sorted list is saved ("": it was not saved).
+func formatGlob(hits []globHit, maxResults int, sample bool, maxBytes int, spillPath string) string {
+	n := max(maxResults, 1)
+	for {
+		var p globPage
+		switch {
+		case len(hits) <= n:
+			p = headPage(hits, n)
+		case sample:
+			p = samplePage(hits, n)
+		default:
+			p = headPage(hits, n)
+		}
+		fit, size := 0, 0
+		for fit < len(p.items) && size+len(p.items[fit])+1 <= maxBytes {
+			size += len(p.items[fit]) + 1
+			fit++
+		}
+		if fit < len(p.items) && fit > 0 && fit < n {
+			n = fit // the page is too long: take fewer paths, sampled again
+			continue
+		}
+		if len(p.items) == len(hits) {
+			return strings.Join(p.items, "\n")
+		}
+		basis := "."
+		if sample && len(hits) > n && p.total != len(hits) {
+			basis = fmt.Sprintf(", sampled across %d of the %d top-level entries this pattern matched instead of taken in modification-time order.", p.shown, p.total)
+			if p.shown < p.total {
+				basis += " Narrow path to inspect a specific subtree."
+			}
+		}
+		return formatGlobPage(p.items[:max(fit, 1)], len(hits), basis, spillPath)
+	}
+}
+
+// formatGlobPage is the page items of a result of seen paths with its
+// footer; basis ends the "Showing" sentence, and the recovery sentence
+// names spillPath or says the whole result was not saved.
+func formatGlobPage(items []string, seen int, basis, spillPath string) string {
+	recovery := "The complete result could not be saved; narrow pattern or path to see more."
+	if spillPath != "" {
+		recovery = "Full sorted result stored at: " + spillPath + ". Use read with offset/limit, or grep this path to search within it."
+	}
+	return fmt.Sprintf("%s\n\n(Showing %d of %d paths%s %s)", strings.Join(items, "\n"), len(items), seen, basis, recovery)
 }
 
 // splitAbsPattern splits an absolute slash pattern into the directory made

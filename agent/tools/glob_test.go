@@ -84,7 +84,7 @@ func TestGlobPatternInvalid(t *testing.T) {
 }
 
 // globTree builds a small tree with increasing modification times in the
-// listed order, so newest-first order is the reverse of creation.
+// listed order, so the result order (oldest first) is the creation order.
 func globTree(t *testing.T, dir string, files ...string) {
 	t.Helper()
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -115,16 +115,19 @@ func TestGlob(t *testing.T) {
 		want    string
 		isError string
 	}{
-		{name: "top level only", args: map[string]any{"pattern": "*.go"}, want: "main.go"},
-		{name: "doublestar newest first", args: map[string]any{"pattern": "**/*.go"},
-			want: "pkg/.hidden.go\npkg/sub/b.go\npkg/a.go\nmain.go"},
-		{name: "braces", args: map[string]any{"pattern": "**/*.{ts,tsx}"}, want: "web/y.tsx\nweb/x.ts"},
+		{name: "basename at any depth", args: map[string]any{"pattern": "*.go"},
+			want: "main.go\npkg/a.go\npkg/sub/b.go\npkg/.hidden.go"},
+		{name: "doublestar oldest first", args: map[string]any{"pattern": "**/*.go"},
+			want: "main.go\npkg/a.go\npkg/sub/b.go\npkg/.hidden.go"},
+		{name: "anchored", args: map[string]any{"pattern": "pkg/*.go"}, want: "pkg/a.go\npkg/.hidden.go"},
+		{name: "braces", args: map[string]any{"pattern": "**/*.{ts,tsx}"}, want: "web/x.ts\nweb/y.tsx"},
+		{name: "braces at any depth", args: map[string]any{"pattern": "*.{ts,tsx}"}, want: "web/x.ts\nweb/y.tsx"},
 		{name: "base path", args: map[string]any{"pattern": "**/*.go", "path": "pkg/sub"}, want: "pkg/sub/b.go"},
-		{name: "pattern relative to base", args: map[string]any{"pattern": "sub/*", "path": "pkg"}, want: "pkg/sub/c.txt\npkg/sub/b.go"},
+		{name: "pattern relative to base", args: map[string]any{"pattern": "sub/*", "path": "pkg"}, want: "pkg/sub/b.go\npkg/sub/c.txt"},
 		{name: "equal times by name", args: map[string]any{"pattern": "tie/*.md"}, want: "tie/a.md\ntie/b.md"},
 		{name: "absolute pattern", args: map[string]any{"pattern": filepath.ToSlash(env.Cwd) + "/pkg/**/*.txt"}, want: "pkg/sub/c.txt"},
-		{name: "absolute base", args: map[string]any{"pattern": "*.go", "path": filepath.Join(env.Cwd, "pkg")}, want: "pkg/.hidden.go\npkg/a.go"},
-		{name: "no match", args: map[string]any{"pattern": "**/*.rs"}, want: `No files match "**/*.rs" in .`},
+		{name: "absolute base", args: map[string]any{"pattern": "*.go", "path": filepath.Join(env.Cwd, "pkg")}, want: "pkg/a.go\npkg/sub/b.go\npkg/.hidden.go"},
+		{name: "no match", args: map[string]any{"pattern": "**/*.rs"}, want: "No files found"},
 		{name: "invalid pattern", args: map[string]any{"pattern": "[oops"}, isError: "invalid glob pattern"},
 		{name: "missing base", args: map[string]any{"pattern": "*", "path": "nope"}, isError: "path not found"},
 		{name: "base is a file", args: map[string]any{"pattern": "*", "path": "main.go"}, isError: "is not a directory"},
@@ -169,7 +172,7 @@ func TestGlobOutsideCwdIsAbsolute(t *testing.T) {
 
 func TestGlobCap(t *testing.T) {
 	env := newEnv(t)
-	const n = MaxListEntries + 5
+	const n = DefaultGlobMaxResults + 5
 	for i := range n {
 		writeFile(t, env.Cwd, fmt.Sprintf("d/f%04d.txt", i), "")
 	}
@@ -178,14 +181,27 @@ func TestGlobCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	body, note, ok := strings.Cut(res.Text, "\n\n")
-	if !ok || len(strings.Split(body, "\n")) != MaxListEntries {
+	if !ok || len(strings.Split(body, "\n")) != DefaultGlobMaxResults {
 		t.Fatalf("capped listing has %d lines", len(strings.Split(body, "\n")))
 	}
-	if !strings.Contains(note, fmt.Sprintf("Showing %d of %d", MaxListEntries, n)) || !strings.Contains(note, res.SpillPath) || res.SpillPath == "" {
-		t.Fatalf("note %q, spill %q", note, res.SpillPath)
+	// By default the whole sorted list is saved, and the footer says where.
+	want := fmt.Sprintf("(Showing %d of %d paths. Full sorted result stored at: %s. Use read with offset/limit, or grep this path to search within it.)", DefaultGlobMaxResults, n, res.SpillPath)
+	if res.SpillPath == "" || note != want {
+		t.Fatalf("note %q, want %q", note, want)
 	}
-	if full := readFile(t, res.SpillPath); len(strings.Split(strings.TrimSpace(full), "\n")) != n {
-		t.Fatalf("spill file holds %d lines, want %d", len(strings.Split(strings.TrimSpace(full), "\n")), n)
+	saved, err := os.ReadFile(res.SpillPath)
+	if err != nil || len(strings.Split(strings.TrimSpace(string(saved)), "\n")) != n {
+		t.Fatalf("the spill file holds %d paths (%v), want %d", len(strings.Split(strings.TrimSpace(string(saved)), "\n")), err, n)
+	}
+	// Without a spill store the footer says the list was not saved.
+	noSpill := *env
+	noSpill.GlobNoSpill = true
+	res, err = Glob{}.Run(context.Background(), &noSpill, mustJSON(t, map[string]any{"pattern": "d/*.txt"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, note, _ := strings.Cut(res.Text, "\n\n"); note != fmt.Sprintf("(Showing %d of %d paths. The complete result could not be saved; narrow pattern or path to see more.)", DefaultGlobMaxResults, n) || res.SpillPath != "" {
+		t.Fatalf("without a spill store: note %q, spill %q", note, res.SpillPath)
 	}
 }
 

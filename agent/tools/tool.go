@@ -180,6 +180,19 @@ type Env struct {
 	// longer result is saved whole to a spill file and shown as its head
 	// and tail with a notice. 0 means DefaultMaxInlineBytes.
 	MaxInlineBytes int
+	// GlobMaxResults caps the paths a glob result shows; a longer result
+	// shows that many and says how many matched. 0 means
+	// DefaultGlobMaxResults; it is never more than MaxListEntries.
+	GlobMaxResults int
+	// GlobSample makes a glob result over GlobMaxResults a sample across
+	// the top-level entries below the search path (round-robin, every
+	// entry one path before any gets a second) instead of the first paths
+	// in modification-time order.
+	GlobSample bool
+	// GlobNoSpill keeps a glob result over GlobMaxResults from saving the
+	// whole sorted list to a spill file (a composition with no spill
+	// store, as the reference suite's fs-search overlay).
+	GlobNoSpill bool
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -69,7 +69,7 @@ var ToolRules = []ToolRule{
 	{
 		Tool:     "glob",
 		Compared: "the set of paths listed, relative to the working directory, and the total when the list is cut (`Showing K of N`)",
-		Normalized: "order (the reference samples across top-level entries by modification time, reel lists newest first); " +
+		Normalized: "order (both list by modification time, oldest first, and may sample across top-level entries); " +
 			"`No files found` against `No files match …`; absolute against cwd-relative paths; the wording of the cut and recovery notes",
 		essence: globEssence,
 	},
