@@ -309,3 +309,29 @@ func TestEngineImportsNoProtocol(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineMaxTokensRunsNoTool: a response cut at the token limit may end
+// in a truncated tool call, so none of its calls runs and the turn ends
+// max-tokens (the reference's rule).
+func TestEngineMaxTokensRunsNoTool(t *testing.T) {
+	cut := toolEntry("c1", "bash", `{"command":"touch ran","description":"d"}`)
+	cut.Chunks[len(cut.Chunks)-1] = llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishMaxTokens}}
+	e, dir := newEngine(t, sandbox.DangerFullAccess, cut)
+	s, err := e.NewSession(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	stop, err := s.Prompt(t.Context(), []agent.Content{{Text: "go"}}, agent.Client{Updates: rec})
+	if err != nil || stop != agent.StopMaxTokens {
+		t.Fatalf("Prompt = %q, %v; want max_tokens", stop, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("the cut tool call ran")
+	}
+	for _, l := range rec.got() {
+		if strings.HasPrefix(l, "start ") {
+			t.Errorf("a tool call was started: %q", l)
+		}
+	}
+}
