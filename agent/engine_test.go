@@ -335,3 +335,46 @@ func TestEngineMaxTokensRunsNoTool(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineCancelBetweenWrites: a cancel may land between any two writes
+// of a step (here: right before the request is written); the turn then
+// ends cancelled with its turn end on the log, not as a failed write.
+func TestEngineCancelBetweenWrites(t *testing.T) {
+	dir := t.TempDir()
+	store, err := jsonl.Open(filepath.Join(dir, "state"), jsonl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	e, err := agent.New(agent.Config{
+		Store: store, Models: agent.SharedModels{Provider: replay.New([]replay.Entry{textEntry("never sent")}, 0, dir)},
+		Provider: "replay", Model: "replay",
+		PreStep: func(context.Context, agent.StepInfo) (agent.PreStepResult, error) {
+			cancel()
+			return agent.PreStepResult{}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	s, err := e.NewSession(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := s.Prompt(ctx, []agent.Content{{Text: "go"}}, agent.Client{})
+	if err != nil || stop != agent.StopCancelled {
+		t.Fatalf("Prompt = %q, %v; want cancelled", stop, err)
+	}
+	id := s.ID()
+	if err := e.CloseSession(id); err != nil {
+		t.Fatal(err)
+	}
+	evs := loadLog(t, filepath.Join(dir, "state"), id).Events()
+	last := evs[len(evs)-1]
+	if last.Type != sessionlog.TypeTurnEnd || !strings.Contains(string(last.Data), `"kind":"aborted"`) {
+		t.Errorf("last event %s %s, want an aborted turn/end", last.Type, last.Data)
+	}
+}

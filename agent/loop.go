@@ -43,7 +43,7 @@ func (r *run) step(ctx context.Context, step int, pending []sessionlog.UserMessa
 	s := r.s
 	stepData := sessionlog.StepData{Turn: r.turn, Step: step}
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeStepStart, stepData, nil, nil); err != nil {
-		return failEnd(err), false
+		return r.failed(ctx, err), false
 	}
 	end, more = r.stepBody(ctx, step, pending)
 	// step/end is written even when the step's context was cancelled.
@@ -64,7 +64,7 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	s := r.s
 	for _, m := range pending {
 		if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeUserMessage, m, sessionlog.AppendOp(), nil); err != nil {
-			return failEnd(err), false
+			return r.failed(ctx, err), false
 		}
 	}
 	if end, ok := r.preStep(ctx, step); !ok {
@@ -72,7 +72,7 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	}
 	req, err := r.e.prepareRequest(ctx, s)
 	if err != nil {
-		return failEnd(err), false
+		return r.failed(ctx, err), false
 	}
 	if ctx.Err() != nil {
 		return aborted(), false
@@ -104,6 +104,16 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 		return aborted(), false
 	}
 	return turnEnd{}, true
+}
+
+// failed ends the turn after a failed write: aborted when the write failed
+// because the turn was cancelled (a cancel may land between any two
+// writes), an error otherwise.
+func (r *run) failed(ctx context.Context, err error) turnEnd {
+	if ctx.Err() != nil {
+		return aborted()
+	}
+	return failEnd(err)
 }
 
 // preStep runs the pre-step hooks (compaction first); ok is false when
