@@ -304,7 +304,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 				o.Provider, p.baseURL, missing)
 		}
 		cfg.Models, cfg.Provider, cfg.Model = agent.SharedModels{Provider: p.llm}, provider, model
-		acfg.MissingKey = missing
+		acfg.MissingKey, acfg.KeyVar = missing, p.keyVar
 		// reel's loop is the one retry policy: maxModelRetries retries,
 		// from RetryDelay doubling, each shown to the editor.
 		cfg.RetryDelay = time.Second
@@ -398,6 +398,9 @@ func recordedConfig(events []sessionlog.Event) (string, string, bool) {
 type live struct {
 	llm     llm.Provider
 	baseURL string
+	// keyVar is the environment variable the key comes from, "" when the
+	// endpoint needs none (the stand-in, a loopback server without one).
+	keyVar string
 }
 
 // liveProvider builds the OpenAI-compatible provider named by o.Provider.
@@ -433,9 +436,10 @@ func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (p li
 	if err != nil {
 		return live{}, "", "", "", err
 	}
+	keyVar := cfg.KeyEnv
 	if o.Standin != "" || local && getenv(cfg.KeyEnv) == "" {
 		// The stand-in never sees a real key, even when one is set.
-		cfg.APIKey = localKey
+		cfg.APIKey, keyVar = localKey, ""
 	}
 	op, err := openai.New(cfg)
 	if err != nil {
@@ -443,9 +447,9 @@ func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (p li
 		// new sessions and prompts fail with auth-required, and a model
 		// call would fail with this error.
 		log.Warn("no model available", "err", err)
-		return live{unavailable{err}, cfg.BaseURL}, o.Provider, cfg.Model, cfg.KeyEnv, nil
+		return live{unavailable{err}, cfg.BaseURL, keyVar}, o.Provider, cfg.Model, cfg.KeyEnv, nil
 	}
-	return live{op, cfg.BaseURL}, o.Provider, cfg.Model, "", nil
+	return live{op, cfg.BaseURL, keyVar}, o.Provider, cfg.Model, "", nil
 }
 
 // localKey is the placeholder key sent to a loopback endpoint when the

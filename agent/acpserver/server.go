@@ -31,6 +31,10 @@ type Config struct {
 	// ACP auth-required error naming it (session/load and session/list still
 	// work, so the history stays readable).
 	MissingKey string
+	// KeyVar names the environment variable the model key comes from
+	// ("" when the model needs none: replay, the stand-in, a local
+	// endpoint); initialize advertises setting it as the auth method.
+	KeyVar string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -153,19 +157,19 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}},
+			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Close: &acp.SessionCloseCapabilities{}},
 		},
 		AuthMethods: srv.authMethods(),
 	}, nil
 }
 
-// authMethods lists the one way to authenticate when the key is missing:
-// set the variable in the agent's environment. With a key there is none.
+// authMethods lists the one way to authenticate: set the key variable in
+// the agent's environment. A model that needs no key lists none.
 func (srv *Server) authMethods() []acp.AuthMethod {
-	if srv.cfg.MissingKey == "" {
+	v := srv.keyVar()
+	if v == "" {
 		return []acp.AuthMethod{}
 	}
-	v := srv.cfg.MissingKey
 	return []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{
 		Id:   "env:" + v,
 		Name: "Set " + v,
@@ -181,9 +185,26 @@ func (srv *Server) errAuthRequired() error {
 		srv.cfg.MissingKey)})
 }
 
+// keyVar is the variable the key comes from (MissingKey when it is unset).
+func (srv *Server) keyVar() string {
+	if srv.cfg.MissingKey != "" {
+		return srv.cfg.MissingKey
+	}
+	return srv.cfg.KeyVar
+}
+
 // Authenticate implements acp.Agent: reel takes its key from the
-// environment, so without one the client cannot authenticate it from here.
-func (srv *Server) Authenticate(context.Context, acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+// environment, so the one method succeeds when the key is set and is
+// auth-required (naming the variable) when it is not; any other method id
+// is invalid params.
+func (srv *Server) Authenticate(_ context.Context, p acp.AuthenticateRequest) (acp.AuthenticateResponse, error) {
+	if v := srv.keyVar(); v == "" || p.MethodId != "env:"+v {
+		offered := "none: the model needs no key"
+		if v != "" {
+			offered = "env:" + v
+		}
+		return acp.AuthenticateResponse{}, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown auth method %q (reel offers %s)", p.MethodId, offered)})
+	}
 	if srv.cfg.MissingKey != "" {
 		return acp.AuthenticateResponse{}, srv.errAuthRequired()
 	}
