@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -114,11 +115,32 @@ func (e *Env) createSpill(prefix, suffix string) (*spillFile, *os.File, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.CreateTemp(dir, prefix+"-*"+suffix)
+	f, err := e.openSpill(dir, prefix, suffix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tools: creating spill file in %s: %w", dir, err)
 	}
 	return &spillFile{w: f, name: f.Name(), budget: e.Spill}, f, nil
+}
+
+// maxSpillNames bounds the numbered names tried in a session's spill dir.
+const maxSpillNames = 100000
+
+// openSpill creates a new spill file in dir. In a session's own SpillDir
+// the name is the first free PREFIX-N.SUFFIX (N from 1), so a replayed
+// session names its spill files as the recorded one did; O_EXCL never
+// opens an existing file or follows a planted link. In the shared temp
+// dir (no SpillDir) the name is random, as os.CreateTemp makes it.
+func (e *Env) openSpill(dir, prefix, suffix string) (*os.File, error) {
+	if e.SpillDir == "" {
+		return os.CreateTemp(dir, prefix+"-*"+suffix)
+	}
+	for n := 1; n <= maxSpillNames; n++ {
+		f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("%s-%d%s", prefix, n, suffix)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return os.CreateTemp(dir, prefix+"-*"+suffix)
 }
 
 // Write keeps what the caps allow of p and counts the rest.
