@@ -264,18 +264,8 @@ func Run(ctx context.Context, args []string, env IO) error {
 		return err
 	}
 	defer store.Close()
-	cfg := agent.Config{
-		Store: store, Mode: sandbox.Mode(o.Mode), Approval: o.Approval,
-		Invariant: o.Invariant, Logger: log, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
-		ContextWindow:  o.ContextWindow,
-		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
-		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
-		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
-		Instructions: agent.InstructionConfig{Disabled: o.NoInstructions},
-	}
-	if o.RootMarkers != "" {
-		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
-	}
+	cfg := engineConfig(o)
+	cfg.Store, cfg.Logger = store, log
 	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
 	if len(o.Replay) > 0 {
 		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)
@@ -327,6 +317,24 @@ func Run(ctx context.Context, args []string, env IO) error {
 		return err
 	}
 	return srv.Serve(ctx, env.Stdin, env.Stdout)
+}
+
+// engineConfig is the engine configuration the flags in o describe (the
+// store, logger, models and sandbox are added by the caller).
+func engineConfig(o Options) agent.Config {
+	cfg := agent.Config{
+		Mode: sandbox.Mode(o.Mode), Approval: o.Approval,
+		Invariant: o.Invariant, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
+		ContextWindow:  o.ContextWindow,
+		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
+		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
+		Instructions: agent.InstructionConfig{Disabled: o.NoInstructions},
+	}
+	if o.RootMarkers != "" {
+		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
+	}
+	return cfg
 }
 
 // Version is reel's version string.
