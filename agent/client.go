@@ -127,14 +127,12 @@ func busy(msg string) error    { return &inputError{kind: ErrBusy, msg: msg} }
 
 // ModelError is the error a prompt fails with when the model call failed:
 // Message is the provider's own message and Code its failure code (empty
-// when the failure is not the provider's, or has no code). Auth reports
-// refused credentials.
+// when the failure is not the provider's, or has no code; llm.CodeAuth
+// for refused credentials).
 type ModelError struct {
 	Message, Code string
 	// Provider is set when the failure came from the model provider.
 	Provider bool
-	// Auth reports a failure of the credentials.
-	Auth bool
 }
 
 func (e *ModelError) Error() string { return "model call failed: " + e.Message }

@@ -167,7 +167,7 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	reason := sessionlog.OwedHeader(latest, assembled, s.firstOfInstance, s.newSeries)
 	now := e.now()
 	if reason != "" {
-		if _, err := s.emitLocked(ctx, now, sessionlog.TypeRequestHeader, sessionlog.RequestHeaderData{Header: assembled.Canonical(), Reason: reason}, nil, nil); err != nil {
+		if _, err := s.emitLocked(ctx, now, sessionlog.TypeRequestHeader, assembled.Snapshot(reason), nil, nil); err != nil {
 			s.mu.Unlock()
 			return llm.Request{}, err
 		}
@@ -331,7 +331,7 @@ func (r *run) modelFailure(ctx context.Context, step int, err error) turnEnd {
 	me := &ModelError{Message: msg}
 	if errors.As(err, &pe) {
 		msg, code = pe.Message, pe.Code
-		me = &ModelError{Message: msg, Code: pe.Code, Provider: true, Auth: pe.Code == llm.CodeAuth}
+		me = &ModelError{Message: msg, Code: pe.Code, Provider: true}
 		if code == "" {
 			code = "UNKNOWN"
 		}
