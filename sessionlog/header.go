@@ -101,6 +101,19 @@ func HeaderData(h RequestHeader, reason string) json.RawMessage {
 	return append(b, '}')
 }
 
+// Snapshot is the request/header payload of h with reason: HeaderData's
+// bytes, written without re-parsing a header that is already a struct
+// (RequestHeaderData's encoder parses its raw header first).
+func (h RequestHeader) Snapshot(reason string) Payload { return headerSnapshot{h, reason} }
+
+type headerSnapshot struct {
+	h      RequestHeader
+	reason string
+}
+
+// AppendJSON implements Payload.
+func (s headerSnapshot) AppendJSON(b []byte) []byte { return append(b, HeaderData(s.h, s.reason)...) }
+
 // OwedHeader decides which request/header a step owes before its model call.
 // latest is the header in force (nil when the log has none); firstOfInstance
 // is true for the first step of a loop instance; newSeries is true when the

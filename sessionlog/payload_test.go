@@ -354,3 +354,19 @@ func ExampleAborted() {
 	// Output:
 	// {"turn":3,"reason":{"kind":"aborted","reason":{"kind":"user"}}}
 }
+
+// TestHeaderSnapshotIsHeaderData: the payload the engine writes for a
+// request/header is HeaderData's bytes, and they round-trip through
+// RequestHeaderData's encoder unchanged.
+func TestHeaderSnapshotIsHeaderData(t *testing.T) {
+	h := sessionlog.RequestHeader{Config: []byte(`{"provider":"p","model":"m"}`), System: "sys <&>", Tools: []byte(`[{"name":"t"}]`)}
+	got := h.Snapshot(sessionlog.ReasonChange).AppendJSON(nil)
+	if want := sessionlog.HeaderData(h, sessionlog.ReasonChange); string(got) != string(want) {
+		t.Fatalf("Snapshot %s, want %s", got, want)
+	}
+	e := sessionlog.Event{Type: sessionlog.TypeRequestHeader, Data: got}
+	re, ok, err := sessionlog.ReencodePayload(&e)
+	if err != nil || !ok || string(re) != string(got) {
+		t.Fatalf("re-encoded %s (%v, %v), want %s", re, ok, err, got)
+	}
+}
