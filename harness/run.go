@@ -3,10 +3,12 @@ package harness
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,11 +111,29 @@ func (l *lockedBuffer) Bytes() []byte {
 // never sent.
 var ErrUnusedAnswers = errors.New("unused permission answers")
 
+// runDir makes a run's private temp dir, reel-snap-NAME-XXXXXXXXXXXXXXXX
+// under the temp dir. The suffix has a fixed length (os.MkdirTemp's does
+// not): paths under it reach the model (a spill notice names its file),
+// and what fits beside a notice depends on its length, so a replay must
+// see paths as long as the recording's.
+func runDir(name string) (string, error) {
+	for range 100 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("reel-snap-%s-%x", name, b))
+		err := os.Mkdir(dir, 0o700)
+		if err == nil || !errors.Is(err, fs.ErrExist) {
+			return dir, err
+		}
+	}
+	return "", fmt.Errorf("no free run directory for %s under %s", name, os.TempDir())
+}
+
 // Execute runs sc and returns what it produced. The caller removes
 // run.Temp when done.
 func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
 	start := time.Now()
-	tmp, err := os.MkdirTemp("", "reel-snap-"+sc.Name+"-")
+	tmp, err := runDir(sc.Name)
 	if err != nil {
 		return nil, err
 	}
