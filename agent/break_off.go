@@ -27,6 +27,9 @@ func breakResult(_, _ string, res tools.Result) tools.Result { return res }
 // approves it without asking.
 func breakApprove() bool { return false }
 
+// breakHooks reports whether the configured hooks are ignored.
+func breakHooks() bool { return false }
+
 // breakMode is called with the mode a tool call runs under and may
 // replace it.
 func breakMode(m sandbox.Mode) sandbox.Mode { return m }

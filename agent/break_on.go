@@ -21,12 +21,13 @@ import (
 //	shift        every call gets the previous call's result (the first: none)
 //	autoapprove  escalations are approved without asking the client
 //	nosandbox    every tool call runs with no sandbox (danger-full-access)
+//	nohooks      the configured hooks never run
 
 // breakBuild reports whether this is a -tags reelbreak build.
 const breakBuild = true
 
 // breakKinds are the values REEL_BREAK accepts.
-var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox"}
+var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks"}
 
 // breakKind is the break in force ("" for none).
 func breakKind() string { return os.Getenv("REEL_BREAK") }
@@ -83,6 +84,8 @@ func breakResult(session, _ string, res tools.Result) tools.Result {
 }
 
 func breakApprove() bool { return breakKind() == "autoapprove" }
+
+func breakHooks() bool { return breakKind() == "nohooks" }
 
 func breakMode(m sandbox.Mode) sandbox.Mode {
 	if breakKind() == "nosandbox" {

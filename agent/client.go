@@ -47,8 +47,9 @@ type ToolCall struct {
 	Arguments json.RawMessage
 }
 
-// Approval is one escalation the engine asks a person to approve: a tool
-// call that wants to run under a wider sandbox mode than the session's.
+// Approval is one tool call the engine asks a person to approve: a call
+// that wants to run under a wider sandbox mode than the session's, or one
+// a PreToolUse hook asked about (Reason set, Wanted the session's mode).
 type Approval struct {
 	// Call is the tool call.
 	Call ToolCall
@@ -57,6 +58,8 @@ type Approval struct {
 	// Title is a one-line summary; Detail shows the whole command (and
 	// where it runs) or the path, exactly as the tool will use them.
 	Title, Detail string
+	// Reason is the hook's reason for asking ("" for an escalation).
+	Reason string
 }
 
 // Answer is what the approver decided.

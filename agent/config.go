@@ -64,6 +64,13 @@ type Config struct {
 	// PreStep runs before every step's request is assembled; hooks may
 	// declare a new message series (see ChainPreSteps).
 	PreStep PreStep
+	// Hooks are the listeners on the engine's extension points, in the
+	// order they are consulted (see Hook); the hook bridges of agent/hooks.
+	Hooks []Hook
+	// Notices are problems found while configuring the agent (a hook
+	// config that could not be loaded): each session's first prompt in
+	// this process shows them to its client.
+	Notices []string
 	// RetryDelay is the first backoff before retrying a retryable model
 	// failure (doubling per retry); 0 retries at once (replay).
 	RetryDelay time.Duration

@@ -136,6 +136,7 @@ func (e *Engine) NewSession(ctx context.Context, cwd string) (*Session, error) {
 		return nil, err
 	}
 	e.log.Info("session created", "session", id, "cwd", cwd)
+	s.sessionStart("startup")
 	return s, nil
 }
 
@@ -175,6 +176,7 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string) (*Session, err
 		_ = w.Close()
 		return nil, err
 	}
+	s.sessionStart("resume")
 	return s, nil
 }
 

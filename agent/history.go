@@ -10,9 +10,9 @@ import (
 
 // History replays the session's conversation to u in log order, the way a
 // live turn reported it: the user's prompts, thoughts, answer text, tool
-// calls with their final status and output. Messages the engine entered
-// for the model (instruction files, reminders, compaction summaries) are
-// not retold.
+// calls with their final status and output, hooks' context as thoughts.
+// Messages the engine entered for the model (instruction files, reminders,
+// compaction summaries) are not retold.
 func (s *Session) History(ctx context.Context, u Updates) {
 	s.mu.Lock()
 	events := s.log.Log().Events()
@@ -21,8 +21,17 @@ func (s *Session) History(ctx context.Context, u Updates) {
 		e := &events[i]
 		switch e.Type {
 		case sessionlog.TypeUserMessage:
-			// Only what the user typed: instruction files, reminders and
+			// What the user typed, and what hooks added (shown as the
+			// live turn showed it); instruction files, reminders and
 			// compaction summaries are the engine's messages to the model.
+			if plugin := hookPlugin(e); plugin != "" {
+				for _, p := range parsed(e).Content {
+					if p.Type == "text" {
+						u.Thought(ctx, hookNotice(plugin, p.Text))
+					}
+				}
+				continue
+			}
 			if !isUserPrompt(e) {
 				continue
 			}

@@ -24,16 +24,34 @@ type callResult struct {
 }
 
 // steps runs the turn's steps until one ends it.
-func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) turnEnd {
+func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) (end turnEnd) {
+	// A step cut at the token limit makes the turn's end max-tokens even
+	// when a Stop hook made it go on and a later step completed.
+	maxed := false
+	defer func() {
+		if maxed && end.err == nil && end.stop == StopEndTurn {
+			end = endWith(sessionlog.EndMaxTokens, StopMaxTokens)
+		}
+	}()
 	for step := 1; ; step++ {
 		if step > maxSteps {
 			msg := fmt.Sprintf("the turn exceeded %d steps", maxSteps)
 			return turnEnd{reason: sessionlog.Failed(msg, "STEP_LIMIT"), err: errors.New("turn failed: " + msg)}
 		}
 		end, more := r.step(ctx, step, pending)
-		pending = nil
-		if !more {
+		pending, r.next = r.next, nil
+		if more {
+			continue
+		}
+		if end.err != nil || (end.stop != StopEndTurn && end.stop != StopMaxTokens) {
 			return end
+		}
+		// The model ended its answer: a Stop hook may make the turn go on.
+		if pending = r.stopHooks(ctx); len(pending) == 0 {
+			return end
+		}
+		if end.stop == StopMaxTokens {
+			maxed = true
 		}
 	}
 }

@@ -48,6 +48,14 @@ type Session struct {
 	observed fileObservations
 	repeat   repeatChain
 	instr    instrState
+
+	// started is closed when the SessionStart hooks have run; stopStart
+	// cancels them; startContext is their context, for the next prompt;
+	// noticed is set once the engine's notices were shown.
+	started      chan struct{}
+	stopStart    context.CancelFunc
+	startContext []*HookContext
+	noticed      bool
 }
 
 // fileObservations is a session's tools.Observations.
@@ -225,6 +233,9 @@ func (s *Session) close(refuseBusy bool) error {
 		return busy(fmt.Sprintf("session %s is busy; cancel the prompt first", s.id))
 	}
 	s.jobs.stopAll()
+	if s.stopStart != nil {
+		s.stopStart()
+	}
 	if s.closed {
 		return nil
 	}

@@ -41,8 +41,12 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 		res = tools.Result{Text: "The turn was cancelled before this tool call ran; nothing was executed.", IsError: true}
 	} else {
 		u.ToolRunning(wctx, id)
-		res = r.execTool(ctx, call)
+		var ran bool
+		res, ran = r.execTool(ctx, call)
 		res = breakResult(r.s.id, name, res)
+		if ran && ctx.Err() == nil {
+			res = r.postTool(ctx, call, res)
+		}
 		if ctx.Err() != nil {
 			*cancelled = true
 		}
@@ -70,42 +74,87 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 	return nil
 }
 
-// execTool runs one tool under the session's mode, handling escalation.
+// execTool runs one tool under the session's mode, after the PreTool
+// hooks allowed it, handling escalation; ran reports that the tool ran.
 // The escalation request is read by the same strict parse the tool's Run
 // uses, so what the approver is shown is exactly what runs.
-func (r *run) execTool(ctx context.Context, call ToolCall) tools.Result {
+func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ran bool) {
 	mode := breakMode(r.s.Mode())
 	if res, ok := breakSkip(call.Name); ok {
-		return res
+		return res, false
 	}
+	fail := func(text string) (tools.Result, bool) { return tools.Result{Text: text, IsError: true}, false }
 	tool, err := r.e.toolsFor(mode).Lookup(call.Name)
 	if err != nil {
-		return tools.Result{Text: err.Error(), IsError: true}
+		return fail(err.Error())
+	}
+	switch d := r.preTool(ctx, call); d.Verdict {
+	case PreToolDeny:
+		reason := d.Reason
+		if reason == "" {
+			reason = "blocked by a PreToolUse hook"
+		}
+		return fail("Error: " + reason)
+	case PreToolAsk:
+		if why, ok := r.approveHook(ctx, call, mode, d.Reason); !ok {
+			return fail(why)
+		}
 	}
 	esc, err := r.toolEnv(mode).Escalation(call.Name, call.Arguments)
 	if err != nil {
-		return tools.Result{Text: err.Error(), IsError: true}
+		return fail(err.Error())
 	}
 	if esc.Mode != "" {
 		wanted := sandbox.Mode(esc.Mode)
 		if !sandbox.ValidMode(esc.Mode) {
-			return tools.Result{Text: fmt.Sprintf("sandbox_permissions %q is not a sandbox mode (read-only, workspace-write, danger-full-access)", esc.Mode), IsError: true}
+			return fail(fmt.Sprintf("sandbox_permissions %q is not a sandbox mode (read-only, workspace-write, danger-full-access)", esc.Mode))
 		}
 		if wanted.Wider(mode) {
 			if why, ok := r.approve(ctx, call, mode, esc); !ok {
-				return tools.Result{Text: why, IsError: true}
+				return fail(why)
 			}
 			mode = wanted
 		}
 	}
-	res, err := r.runContained(ctx, tool, r.toolEnv(mode), call.Arguments)
+	res, err = r.runContained(ctx, tool, r.toolEnv(mode), call.Arguments)
 	if err != nil && res.Text == "" {
-		return tools.Result{Text: err.Error(), IsError: true}
+		return tools.Result{Text: err.Error(), IsError: true}, true
 	}
 	if r.e.cfg.Sandbox != nil {
 		res = r.e.cfg.Sandbox.Annotate(mode, call.Name, res)
 	}
-	return res
+	return res, true
+}
+
+// approveHook puts a call a PreToolUse hook asked about to the client's
+// approver; why is the model's message when it may not run.
+func (r *run) approveHook(ctx context.Context, call ToolCall, mode sandbox.Mode, reason string) (why string, ok bool) {
+	if breakApprove() {
+		return "", true
+	}
+	asked := fmt.Sprintf("a PreToolUse hook asks for approval of this %s call", call.Name)
+	if reason != "" {
+		asked += " (" + reason + ")"
+	}
+	if r.s.approval() == ApprovalNever {
+		return fmt.Sprintf("Error: %s, and the approval policy of this session is never: it was rejected without asking. Nothing was executed.", asked), false
+	}
+	if r.c.Approver == nil {
+		return fmt.Sprintf("Error: %s, and no one can approve it in this session: it was rejected without asking. Nothing was executed.", asked), false
+	}
+	ans, err := r.c.Approver.Approve(ctx, hookApproval(call, mode, reason))
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return "The turn was cancelled while waiting for approval. Nothing was executed.", false
+	case err != nil:
+		r.e.log.Warn("permission request failed", "session", r.s.id, "err", err)
+		return fmt.Sprintf("Error: %s, and the request could not be answered (%v). Nothing was executed.", asked, err), false
+	case ans == Allowed:
+		return "", true
+	case ans == Rejected:
+		return fmt.Sprintf("Error: the user rejected tool %q. Nothing was executed.", call.Name), false
+	}
+	return fmt.Sprintf("Error: the permission request for this %s call was cancelled. Nothing was executed.", call.Name), false
 }
 
 // runContained runs one tool call so that a panic in the tool becomes that

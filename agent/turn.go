@@ -49,6 +49,11 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 	}
 	defer s.end()
 	r := &run{s: s, e: s.eng, c: c.withDefaults(), turn: s.lastTurn() + 1}
+	r.showNotices(ctx)
+	started, err := s.waitStarted(ctx)
+	if err != nil {
+		return StopCancelled, nil
+	}
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeTurnStart, sessionlog.TurnData{Turn: r.turn}, nil, nil); err != nil {
 		return "", err
 	}
@@ -56,9 +61,48 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 	if isCompactPrompt(prompt) {
 		end = r.compactCommand(ctx)
 	} else {
-		end = r.steps(ctx, []sessionlog.UserMessage{r.e.userMessage(prompt)})
+		end = r.promptTurn(ctx, prompt, started)
 	}
 	return r.finish(ctx, end)
+}
+
+// promptTurn runs the turn of a user's prompt: the PromptSubmit hooks,
+// then the steps, the first entering the SessionStart hooks' context, the
+// prompt and the PromptSubmit hooks' context.
+func (r *run) promptTurn(ctx context.Context, prompt []Content, started []*HookContext) turnEnd {
+	added, blocked, reason := r.promptSubmit(ctx, prompt)
+	if blocked {
+		// As with Claude Code, the prompt is dropped and the hook's reason
+		// is shown to the user only.
+		msg := "The prompt was blocked by a UserPromptSubmit hook"
+		if reason != "" {
+			msg += ": " + reason
+		}
+		r.c.Updates.Thought(ctx, msg+"\n")
+		r.s.keepStarted(started)
+		return endWith(sessionlog.EndBlocked, StopEndTurn)
+	}
+	if ctx.Err() != nil {
+		return aborted()
+	}
+	first := r.enterHookContext(ctx, started...)
+	first = append(first, r.e.userMessage(prompt))
+	return r.steps(ctx, append(first, added...))
+}
+
+// showNotices shows the engine's notices to the client of the session's
+// first prompt in this process.
+func (r *run) showNotices(ctx context.Context) {
+	r.s.mu.Lock()
+	done := r.s.noticed
+	r.s.noticed = true
+	r.s.mu.Unlock()
+	if done {
+		return
+	}
+	for _, n := range r.e.cfg.Notices {
+		r.c.Updates.Thought(ctx, hookWarning(n))
+	}
 }
 
 // run is one turn in progress.
@@ -67,6 +111,10 @@ type run struct {
 	e    *Engine
 	c    Client
 	turn int
+	// next are the messages the next step enters first (PostTool hooks'
+	// context); stopContinues counts the Stop hooks' continuations.
+	next          []sessionlog.UserMessage
+	stopContinues int
 }
 
 // turnEnd is how a turn ended: the logged reason and what the caller gets.

@@ -39,6 +39,8 @@ import (
 //	compaction/start    {"turn","step","reason","start","end","messages"}
 //	compaction/summary  {"provider","model","maxTokens","rawOutput","usage"?,"llmStreamCall"?}
 //	compaction/end      {"turn","step","ok","error"?}
+//	hook/invoked        {"turn","point","dialect","handlerId","matcher"?}
+//	hook/result         {"turn","point","handlerId","decision","exitCode"?,"stderrSummary"?,"durationMs"}
 //
 // Content parts are {"type":"text"|"reasoning","text"},
 // {"type":"tool-call","id","name","arguments"} and
@@ -79,6 +81,8 @@ var (
 	_ Payload = CompactionSummaryData{}
 	_ Payload = CompactionEndData{}
 	_ Payload = RequestHeaderData{}
+	_ Payload = HookInvokedData{}
+	_ Payload = HookResultData{}
 )
 
 // Content part types.
@@ -973,6 +977,10 @@ func ReencodePayload(e *Event) (data []byte, ok bool, err error) {
 		p, err = decodePayload[CompactionSummaryData](e)
 	case TypeCompactionEnd:
 		p, err = decodePayload[CompactionEndData](e)
+	case TypeHookInvoked:
+		p, err = decodePayload[HookInvokedData](e)
+	case TypeHookResult:
+		p, err = decodePayload[HookResultData](e)
 	case TypeRequestHeader:
 		d, err := DecodeData[RequestHeaderData](e)
 		if err != nil {

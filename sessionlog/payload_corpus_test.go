@@ -20,7 +20,7 @@ var payloadTypes = []string{
 	sessionlog.TypeToolCall, sessionlog.TypeToolResult, sessionlog.TypeRequestHeader,
 	sessionlog.TypeRequestContext, sessionlog.TypeSandboxMode, sessionlog.TypeApprovalPolicy,
 	sessionlog.TypeLLMRetry, sessionlog.TypeCompactionStart, sessionlog.TypeCompactionSum,
-	sessionlog.TypeCompactionEnd,
+	sessionlog.TypeCompactionEnd, sessionlog.TypeHookInvoked, sessionlog.TypeHookResult,
 }
 
 // roundTrip is what roundTripLogs saw: events re-encoded per type, events

@@ -104,6 +104,16 @@ func exists(path string) (bool, error) {
 	return err == nil, err
 }
 
+// Path is the file that holds session id ("" when it has none or the id
+// cannot name a file): what a hook is told the session's transcript is.
+func (s *Store) Path(id string) string {
+	p, err := s.locate(id)
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
 // locate finds the file of session id.
 func (s *Store) locate(id string) (string, error) {
 	raw, zst := s.rawPath(id), s.zstPath(id)
