@@ -17,6 +17,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/acpserver"
+	"github.com/reel-agent/reel/agent/hooks"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
 	"github.com/reel-agent/reel/agent/llm/replay"
@@ -87,6 +88,9 @@ type Options struct {
 	// NoInstructions, NoReadGuard and NoRepeatReminders turn the
 	// behaviours the README's "What the agent does for you" lists off.
 	NoInstructions, NoReadGuard, NoRepeatReminders bool
+	// Hooks and CodexHooks are hook config files of the Claude Code and
+	// the Codex dialect (repeatable; relative to the launch directory).
+	Hooks, CodexHooks []string
 }
 
 // helpText introduces reel acp's -h output; the flags follow, then
@@ -163,6 +167,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
 	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
+	fs.Var((*multiFlag)(&o.Hooks), "hooks", "run the Claude Code hooks of `FILE` (a hooks.json, or a settings.json with a \"hooks\" key; repeatable)")
+	fs.Var((*multiFlag)(&o.CodexHooks), "codex-hooks", "run the Codex hooks of `FILE` (a Codex hooks.json; repeatable)")
 	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
 	// The flag package prints nothing itself: a mistake is one line on
 	// stderr (from main), and -h is the help, on stdout, with exit 0.
@@ -266,6 +272,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 	defer store.Close()
 	cfg := engineConfig(o)
 	cfg.Store, cfg.Logger = store, log
+	cfg.Hooks, cfg.Notices = loadHooks(o, log)
 	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
 	if len(o.Replay) > 0 {
 		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)
@@ -335,6 +342,37 @@ func engineConfig(o Options) agent.Config {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
 	}
 	return cfg
+}
+
+// loadHooks loads the hook configs the flags name, in order (Claude Code
+// files first). A file that cannot be used is reported on stderr and as a
+// notice to each session, and the agent goes on without its hooks.
+func loadHooks(o Options, log *slog.Logger) ([]agent.Hook, []string) {
+	var out []agent.Hook
+	var notices []string
+	files := []struct {
+		paths   []string
+		dialect hooks.Dialect
+		flag    string
+	}{{o.Hooks, hooks.ClaudeCode, "--hooks"}, {o.CodexHooks, hooks.Codex, "--codex-hooks"}}
+	for _, f := range files {
+		for _, path := range f.paths {
+			b, warnings, err := hooks.Load(path, f.dialect, hooks.Options{})
+			if err != nil {
+				msg := fmt.Sprintf("%s %s: %v — none of its hooks run", f.flag, path, err)
+				log.Error("hook config not loaded", "flag", f.flag, "file", path, "err", err)
+				notices = append(notices, msg)
+				continue
+			}
+			for _, w := range warnings {
+				log.Warn("hook config", "flag", f.flag, "file", path, "warning", w)
+				notices = append(notices, fmt.Sprintf("%s %s: %s", f.flag, path, w))
+			}
+			log.Info("hooks loaded", "flag", f.flag, "file", path, "dialect", string(f.dialect))
+			out = append(out, b)
+		}
+	}
+	return out, notices
 }
 
 // Version is reel's version string.
