@@ -37,6 +37,7 @@ var breakVariants = []struct {
 	{"shift", []string{"tool-call-turn", "fs-delete-recreate"}, "tool result"},
 	{"autoapprove", []string{"escalation-approved", "fs-escalation-approved"}, "permission requests"},
 	{"nosandbox", []string{"escalation-approved", "fs-escalation-approved"}, "permission requests"},
+	{"nohooks", []string{"hook-cc-pretool-deny", "hook-cc-stop-continue", "hook-codex-posttool-context"}, "hooks"},
 }
 
 // unwiredHooks reports the hook calls agent/toolrun.go lacks.

@@ -299,9 +299,31 @@ func (d *driver) env() []string {
 	return env
 }
 
+// HookFiles are the hook configs a scenario's workspace may hold, with the
+// `reel acp` flag that loads each: the files the reference's ACP example
+// loads from the agent's launch directory (examples/acp-agent/cordis.yml:
+// hooks-claude-code reads ./hooks.json, hooks-codex ./codex-hooks.json),
+// which its snapshot suite seeds from the scenario's workspace.
+var HookFiles = []struct{ File, Flag string }{
+	{"hooks.json", "--hooks"},
+	{"codex-hooks.json", "--codex-hooks"},
+}
+
+// hookArgs are the flags loading the hook configs in the run's cwd.
+func hookArgs(cwd string) []string {
+	var args []string
+	for _, h := range HookFiles {
+		if fi, err := os.Lstat(filepath.Join(cwd, h.File)); err == nil && fi.Mode().IsRegular() {
+			args = append(args, h.Flag, h.File)
+		}
+	}
+	return args
+}
+
 func (d *driver) start(ctx context.Context, order []int) error {
 	args := []string{"acp", "--state-dir", d.run.StateDir, "--log-level", "debug", "--debug-invariant"}
 	args = append(args, d.r.ExtraArgs...)
+	args = append(args, hookArgs(d.run.Cwd)...)
 	if d.sc.Input.Mode != "" {
 		args = append(args, "--mode", d.sc.Input.Mode)
 	}

@@ -146,6 +146,7 @@ var sessionChecks = []struct {
 }{
 	{"tool calls", checkCalls},
 	{"tool results", checkResults},
+	{"hooks", checkHooks},
 	{"messages", checkMessages},
 	{"settings", checkSettings},
 	{"assistant text", checkTexts},

@@ -17,6 +17,7 @@ type facts struct {
 	texts []stepText
 	ends  []turnEnd
 	steps []*stepRequest
+	hooks []*hookFact
 	// bySeq finds the user message and the tool result an event seq holds.
 	userAt   map[int]*userFact
 	resultAt map[int]*callFact
@@ -152,6 +153,10 @@ func extract(l *Log, temp []string) (*facts, error) {
 				return nil, fmt.Errorf("%s: seq %d: %w", l.Name, e.Seq, err)
 			}
 			f.texts = append(f.texts, stepText{Seq: e.Seq, Turn: d.Turn, Step: d.Step, Text: m.Text()})
+		case sessionlog.TypeHookInvoked, sessionlog.TypeHookResult:
+			if err := f.addHook(e, turn, step, p); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Name, err)
+			}
 		case sessionlog.TypeTurnEnd:
 			d, err := sessionlog.DecodeData[sessionlog.TurnEndData](e)
 			if err != nil {
