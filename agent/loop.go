@@ -47,7 +47,11 @@ func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) (end 
 			return end
 		}
 		// The model ended its answer: a Stop hook may make the turn go on.
-		if pending = r.stopHooks(ctx); len(pending) == 0 {
+		pending = r.stopHooks(ctx)
+		if ctx.Err() != nil {
+			return aborted() // cancelled while a Stop hook ran
+		}
+		if len(pending) == 0 {
 			return end
 		}
 		if end.stop == StopMaxTokens {
