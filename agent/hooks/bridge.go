@@ -189,6 +189,12 @@ func (b *Bridge) run(ctx context.Context, p *agent.HookPoint, event, query strin
 			}
 			run := p.Run(ctx, agent.HookCommand{Script: h.Command, Stdin: stdin, Env: env, Timeout: timeout})
 			out := outputOf(run, event, timeout)
+			switch {
+			case run.Err != nil:
+				p.Warn(fmt.Sprintf("%s: a %s hook could not run (%v); as a non-blocking error, the turn goes on", d.plugin(), event, run.Err))
+			case run.TimedOut:
+				p.Warn(fmt.Sprintf("%s: a %s hook ran into its time limit (%s) and was stopped; the turn goes on", d.plugin(), event, timeout))
+			}
 			if plainContext && out.ExitCode != nil && *out.ExitCode == 0 && out.AdditionalContext == "" &&
 				out.Stdout != "" && out.Stdout[0] != '{' {
 				out.AdditionalContext = out.Stdout

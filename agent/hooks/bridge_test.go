@@ -288,6 +288,7 @@ func TestClaudeDecisions(t *testing.T) {
 		do:      func(b *Bridge, p *agent.HookPoint) any { return b.Stop(ctx, p) },
 		want:    agent.StopDecision{},
 		results: []string{`{"turn":1,"point":"Stop","handlerId":"claude-code:Stop:1","decision":"pass","stderrSummary":"started\nhook timed out after 0.2 s","durationMs":1.5}`},
+		warns:   []string{"hooks-claude-code: a Stop hook ran into its time limit (200ms) and was stopped; the turn goes on"},
 	}, {
 		name:    "killed by a signal",
 		config:  `{"Stop":[{"hooks":[{"command":"kill -9 $$"}]}]}`,
@@ -389,6 +390,7 @@ func TestRunError(t *testing.T) {
 	})
 	check(t, "warnings", warns, []string{
 		"hooks-codex: cannot record hook/invoked: disk full",
+		"hooks-codex: a Stop hook could not run (bash: not found); as a non-blocking error, the turn goes on",
 		"hooks-codex: cannot record hook/result: disk full",
 	})
 
