@@ -45,9 +45,9 @@ type badCase struct {
 }
 
 const (
-	initFrame = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
-	newFrame  = `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
-	pingFrame = `{"jsonrpc":"2.0","id":99,"method":"initialize","params":{"protocolVersion":1}}`
+	initFrame   = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	newFrame    = `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
+	pingFrame   = `{"jsonrpc":"2.0","id":99,"method":"initialize","params":{"protocolVersion":1}}`
 	promptFrame = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`
 )
 
