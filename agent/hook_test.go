@@ -349,6 +349,15 @@ func TestHookDecisions(t *testing.T) {
 			if c.thought != "" && !slices.Contains(lines, "thought "+c.thought) {
 				t.Errorf("the client was not shown %q: %q", c.thought, lines)
 			}
+			if c.thought != "" && strings.HasPrefix(c.thought, "[hooks-") {
+				// A loaded session shows the hook's context as the live
+				// turn did.
+				hist := &recorder{}
+				s.History(context.Background(), hist)
+				if !slices.Contains(hist.got(), "thought "+c.thought) {
+					t.Errorf("the history does not retell %q: %q", c.thought, hist.got())
+				}
+			}
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/reel-agent/reel/internal/jsrules"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -55,11 +56,11 @@ func detailedReminder(tool string, count int, args string) string {
 // previewArguments cuts canonical arguments longer than repeatPreviewChars,
 // saying how much was left out.
 func previewArguments(canonical string) string {
-	n := utf16Len(canonical)
+	n := jsrules.UTF16Len(canonical)
 	if n <= repeatPreviewChars {
 		return canonical
 	}
-	head, units := utf16Prefix(canonical, repeatPreviewChars)
+	head, units := jsrules.UTF16Prefix(canonical, repeatPreviewChars)
 	return fmt.Sprintf("%s… (+%d more chars)", head, n-units)
 }
 

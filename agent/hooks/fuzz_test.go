@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/reel-agent/reel/internal/jsrules"
 )
 
 // FuzzParseConfig: any bytes parse or fail with a *ConfigError that has a
@@ -100,8 +102,8 @@ func FuzzParseOutput(f *testing.F) {
 		if m.Decision == "" {
 			t.Fatal("empty merged decision")
 		}
-		if s := summarize(out.Stderr, 500); utf16Len(s) > 501 || !utf8.ValidString(s) && utf8.ValidString(out.Stderr) {
-			t.Fatalf("summary of %d units", utf16Len(s))
+		if s := summarize(out.Stderr, 500); jsrules.UTF16Len(s) > 501 || !utf8.ValidString(s) && utf8.ValidString(out.Stderr) {
+			t.Fatalf("summary of %d units", jsrules.UTF16Len(s))
 		}
 	})
 }

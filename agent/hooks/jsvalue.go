@@ -1,13 +1,11 @@
 package hooks
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
-	"math"
-	"slices"
 	"strconv"
 
+	"github.com/reel-agent/reel/internal/jsrules"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -43,34 +41,7 @@ func (o *jsObject) set(k string, v any) {
 }
 
 // ordered returns the keys in own-property order.
-func (o *jsObject) ordered() []string {
-	var idx, rest []string
-	for _, k := range o.keys {
-		if _, ok := arrayIndex(k); ok {
-			idx = append(idx, k)
-		} else {
-			rest = append(rest, k)
-		}
-	}
-	slices.SortFunc(idx, func(a, b string) int {
-		x, _ := arrayIndex(a)
-		y, _ := arrayIndex(b)
-		return cmp.Compare(x, y)
-	})
-	return append(idx, rest...)
-}
-
-// arrayIndex reports whether k is a canonical array index (below 2³²−1).
-func arrayIndex(k string) (int64, bool) {
-	if k == "" || len(k) > 10 || (len(k) > 1 && k[0] == '0') {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(k, 10, 64)
-	if err != nil || n >= math.MaxUint32 {
-		return 0, false
-	}
-	return int64(n), true
-}
+func (o *jsObject) ordered() []string { return jsrules.OwnKeys(o.keys) }
 
 var errJSONShape = errors.New("hooks: unexpected JSON token")
 

@@ -1,6 +1,10 @@
 package hooks
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/reel-agent/reel/internal/jsrules"
+)
 
 // The decisions an Output may carry: the top-level "decision" gives
 // approve or block, hookSpecificOutput.permissionDecision allow, deny or
@@ -204,31 +208,9 @@ func jsTrim(s string) string { return strings.TrimFunc(s, jsSpace) }
 // which a Go string cannot hold).
 func summarize(stderr string, limit int) string {
 	t := jsTrim(stderr)
-	if utf16Len(t) <= limit {
+	if jsrules.UTF16Len(t) <= limit {
 		return t
 	}
-	units := 0
-	for i, r := range t {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if units+w > limit {
-			return t[:i] + "…"
-		}
-		units += w
-	}
-	return t
-}
-
-// utf16Len is the length of s in UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
+	head, _ := jsrules.UTF16Prefix(t, limit)
+	return head + "…"
 }
