@@ -372,7 +372,8 @@ func (e *Engine) contextHook(ctx context.Context, info StepInfo) (PreStepResult,
 	if err != nil {
 		return PreStepResult{}, nil
 	}
-	msgs := s.takeReminders(info.Step == 1)
+	msgs := s.takeNotices()
+	msgs = append(msgs, s.takeReminders(info.Step == 1)...)
 	if e.instr != nil {
 		if m := s.composeInstructions(ctx); m != nil {
 			msgs = append(msgs, *m)

@@ -47,6 +47,7 @@ type Session struct {
 	// they start empty when a session is loaded.
 	observed fileObservations
 	repeat   repeatChain
+	notices  notices
 	instr    instrState
 
 	// started is closed when the SessionStart hooks have run; stopStart
