@@ -254,7 +254,7 @@ type CorpusOptions struct {
 // the run with the recording (package equiv).
 func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult {
 	res := CorpusResult{Name: c.Scenario.Name}
-	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...), Prepare: c.Prep.Workspace, Env: o.Env}
+	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...), Prepare: c.Prep.Workspace, PrepareWeb: c.Prep.Web, Env: o.Env}
 	run, runErr := r.Execute(ctx, c.Scenario)
 	if run != nil {
 		res.Wall = run.Wall

@@ -26,6 +26,9 @@ type CorpusPrep struct {
 	// Args are `reel acp` flags reproducing the scenario's configuration
 	// in the reference suite (its configPath overlay).
 	Args []string
+	// Web writes the pages the reference's fixture server served into
+	// dir; the harness serves them on the scenario's loopback port.
+	Web func(dir string) error
 }
 
 // CorpusPreps holds the preparation of every corpus scenario that needs

@@ -55,6 +55,9 @@ type Runner struct {
 	Prepare func(cwd string) error
 	// Env are extra environment entries of the agent in every mode.
 	Env []string
+	// PrepareWeb, when set, writes pages into the folder the run serves
+	// on its scenario's loopback port (see webfixture.go).
+	PrepareWeb func(dir string) error
 }
 
 // Run is the outcome of running one scenario.
@@ -159,6 +162,11 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 			return run, fmt.Errorf("%s: %w", sc.Name, err)
 		}
 	}
+	stopWeb, err := r.startWeb(ctx, sc, run)
+	if err != nil {
+		return run, err
+	}
+	defer stopWeb()
 	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc))}
 	err = d.drive(ctx)
 	run.Wall = time.Since(start)

@@ -59,6 +59,9 @@ const (
 	OverrideFile = "replay.override.json"
 	// WorkspaceDir is the optional seed copied into the run's cwd.
 	WorkspaceDir = "workspace"
+	// WebDir is the optional folder of pages the harness serves on the
+	// loopback port the scenario's prompts fetch from (web_fetch).
+	WebDir = "web"
 	// StandinFile is the conventional stand-in model script.
 	StandinFile = "standin.json"
 	// SeedFile is an optional log placed in the agent's state dir before
@@ -85,6 +88,8 @@ type Scenario struct {
 	OverridePath string
 	// Workspace is the path of the workspace/ seed, "" when absent.
 	Workspace string
+	// Web is the path of the web/ folder, "" when absent.
+	Web string
 	// Standin is the path of the stand-in model script: the one named by
 	// Input.RecordedWith ("standin:FILE"), else standin.json if present,
 	// else "".
@@ -121,6 +126,8 @@ func Load(dir string) (*Scenario, error) {
 			sc.OverridePath = p
 		case name == WorkspaceDir:
 			sc.Workspace = p
+		case name == WebDir:
+			sc.Web = p
 		case name == StandinFile:
 			standin = p
 		case name == SeedFile:
@@ -169,6 +176,11 @@ func Load(dir string) (*Scenario, error) {
 		}
 	}
 
+	if sc.Web != "" {
+		if err := checkWorkspace(sc.Web); err != nil {
+			return nil, err
+		}
+	}
 	if sc.Workspace != "" {
 		if err := checkWorkspace(sc.Workspace); err != nil {
 			return nil, err
