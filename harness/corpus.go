@@ -142,6 +142,9 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 		return nil, nil, err
 	}
 	c = &CorpusCase{Scenario: sc, Mode: "danger-full-access", Approval: "on-request", Prep: CorpusPreps[filepath.Base(dir)]}
+	if c.Prep.Missing != "" {
+		add("%s", c.Prep.Missing)
+	}
 	turns := 0
 	for i := range d.Events {
 		e := &d.Events[i]

@@ -29,6 +29,9 @@ type CorpusPrep struct {
 	// Web writes the pages the reference's fixture server served into
 	// dir; the harness serves them on the scenario's loopback port.
 	Web func(dir string) error
+	// Missing, when set, is what the scenario needs that only the
+	// reference's test suite has (a fault switch): it stays ineligible.
+	Missing string
 }
 
 // CorpusPreps holds the preparation of every corpus scenario that needs
@@ -60,12 +63,43 @@ var CorpusPreps = map[string]CorpusPrep{
 			"under DSH_SNAPSHOT)",
 		Args: []string{"--inline-bytes", "800"},
 	},
+	"web-fetch": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/web.cordis.yml, which loads web-fetch-fixture-server.mjs: " +
+			"a loopback server on 127.0.0.1:43117 answering /menu.html with a small HTML page (a <title>, a style and a script " +
+			"to drop, an h1 with an entity, emphasis nested in strong, a list, a table with a header row, a link) as " +
+			"text/html; charset=utf-8 and anything else with 404; the harness serves a page of the same content",
+		Web: writeMenuPage,
+	},
+	"missing-sandbox-runner": {
+		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
+			"sandbox provider at an executable that does not exist, so every confined command fails to start",
+		Missing: "needs the reference suite's fault switch DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER (a sandbox runner that cannot start); reel has no such switch",
+	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +
 			"a test-only sandbox provider that prints `landlock-run: partial enforcement (older Landlock ABI)` to stderr " +
 			"before every command it confines; no agent prints that line, so it is dropped from the recorded bash result",
 		EnvironmentLines: []string{"landlock-run: partial enforcement (older Landlock ABI)"},
 	},
+}
+
+// menuPage is the page of the web-fetch scenario's fixture server: the
+// content its recorded web_fetch result shows, in markup of the same kinds.
+const menuPage = `<!doctype html>
+<html><head><title>Menu</title><style>body{margin:0}</style><script>window.tracking = true</script></head>
+<body>
+<h1>Caf&eacute; menu</h1>
+<p>Prices include <strong>service &amp; <em>tax</em></strong> &mdash; updated daily.</p>
+<ul><li>Espresso</li><li>Flat white</li></ul>
+<table><thead><tr><th>Drink</th><th>Price</th></tr></thead>
+<tbody><tr><td>Espresso</td><td>&euro;2</td></tr><tr><td>Flat white</td><td>&euro;3</td></tr></tbody></table>
+<p>See <a href="https://fixture.invalid/specials">today&rsquo;s specials</a>.</p>
+</body></html>
+`
+
+// writeMenuPage writes the web-fetch scenario's page.
+func writeMenuPage(dir string) error {
+	return os.WriteFile(filepath.Join(dir, "menu.html"), []byte(menuPage), 0o644)
 }
 
 // prepareGlobTree reproduces prepareFsSearchWorkspace.

@@ -98,6 +98,19 @@ var ToolRules = []ToolRule{
 		Normalized: "none: both print `Updated todo list: X pending, Y in progress, Z completed.`",
 		essence:    todoEssence,
 	},
+	{
+		Tool:     "web_fetch",
+		Compared: "the URL fetched, the HTTP status, and the words of the page as text, in order",
+		Normalized: "the Markdown each system makes of the page: list markers and their spacing, table pipes, alignment rows and " +
+			"padding, emphasis, heading (`#`, `===`) and quote marks, link syntax (the link text and its URL are words like any other)",
+		essence: webFetchEssence,
+	},
+	{
+		Tool:       "skill",
+		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
+		Normalized: "the lines' surrounding blanks and empty lines",
+		essence:    skillEssence,
+	},
 }
 
 // toolRule returns the rule for a tool, or nil.
@@ -554,4 +567,46 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+var (
+	webFetched = regexp.MustCompile(`^Fetched (\S+) \(HTTP (\d{3})\)`)
+	// webWord is a run of letters, digits and marks, or one other
+	// non-space, non-markup character.
+	webWord = regexp.MustCompile(`[\pL\pN\pM]+|[^\s\pL\pN\pM*_#|\-:\[\]()=>` + "`" + `]`)
+)
+
+// webFetchEssence reduces a web_fetch result to its URL, status and the
+// words of the page.
+func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
+	m := webFetched.FindStringSubmatch(text)
+	if m == nil {
+		return Essence{}, false
+	}
+	body := strings.TrimPrefix(text, m[0])
+	return Essence{Facts: []string{"url " + m[1], "status " + m[2]}, Items: webWord.FindAllString(body, -1)}, true
+}
+
+var (
+	skillName    = regexp.MustCompile(`^<skill_content name="([^"]*)">`)
+	skillBase    = regexp.MustCompile(`(?m)^Base directory for this skill: (.*)$`)
+	skillInstrRe = regexp.MustCompile(`(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`)
+)
+
+// skillEssence reduces a skill result to the skill's name, base directory
+// and instruction lines.
+func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
+	n := skillName.FindStringSubmatch(text)
+	b := skillBase.FindStringSubmatch(text)
+	in := skillInstrRe.FindStringSubmatch(text)
+	if n == nil || b == nil || in == nil {
+		return Essence{}, false
+	}
+	e := Essence{Facts: []string{"skill " + n[1], "base " + relPath(b[1])}}
+	for _, l := range strings.Split(in[1], "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			e.Items = append(e.Items, l)
+		}
+	}
+	return e, true
 }

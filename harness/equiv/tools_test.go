@@ -166,3 +166,32 @@ func TestToolRulesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestWebFetchEssence: the recorded page (turndown's Markdown) and another
+// Markdown rendering of the same page agree; a different page, status or
+// URL does not.
+func TestWebFetchEssence(t *testing.T) {
+	recorded := "Fetched http://127.0.0.1:43117/menu.html (HTTP 200)\n\nMenu\n\n# Café menu\n\nPrices include **service & _tax_** — updated daily.\n\n-   Espresso\n-   Flat white\n\n| Drink | Price |\n| --- | --- |\n| Espresso | €2  |\n| Flat white | €3  |\n\nSee [today’s specials](https://fixture.invalid/specials)."
+	other := "Fetched http://127.0.0.1:43117/menu.html (HTTP 200)\n\nMenu\n\nCafé menu\n=========\n\nPrices include *__service & *tax*__* — updated daily.\n\n- Espresso\n- Flat white\n\n|Drink|Price|\n|:---|:---|\n|Espresso|€2|\n|Flat white|€3|\n\nSee [today’s specials](https://fixture.invalid/specials).\n"
+	want, ok := webFetchEssence(recorded, nil)
+	if !ok {
+		t.Fatal("the recorded result is not recognized")
+	}
+	if got, ok := webFetchEssence(other, nil); !ok || !want.equal(got) {
+		t.Errorf("another rendering of the page differs:\n%s\n%s", want, got)
+	}
+	for name, text := range map[string]string{
+		"another word":   strings.Replace(recorded, "Flat white | €3", "Flat black | €3", 1),
+		"another price":  strings.Replace(recorded, "€3", "€4", 1),
+		"another status": strings.Replace(recorded, "HTTP 200", "HTTP 404", 1),
+		"another URL":    strings.Replace(recorded, "menu.html (", "menu.htm (", 1),
+		"a word dropped": strings.Replace(recorded, "updated daily", "updated", 1),
+	} {
+		if got, _ := webFetchEssence(text, nil); want.equal(got) {
+			t.Errorf("%s: still equal", name)
+		}
+	}
+	if _, ok := webFetchEssence("Error: fetch failed", nil); ok {
+		t.Error("a text without the Fetched line is recognized")
+	}
+}
