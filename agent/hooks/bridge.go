@@ -11,6 +11,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/internal/jsrules"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -233,8 +234,8 @@ func outputOf(run agent.HookRun, event string, timeout time.Duration) Output {
 	case run.TimedOut:
 		note := "hook timed out after " + strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64) + " s"
 		stderr := run.Stderr
-		if jsTrim(stderr) != "" {
-			stderr = jsTrim(stderr) + "\n" + note
+		if jsrules.Trim(stderr) != "" {
+			stderr = jsrules.Trim(stderr) + "\n" + note
 		} else {
 			stderr = note
 		}

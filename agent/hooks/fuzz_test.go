@@ -80,7 +80,7 @@ func FuzzParseOutput(f *testing.F) {
 		default:
 			t.Fatalf("decision %q", out.Decision)
 		}
-		if out.Stdout != jsTrim(out.Stdout) || out.Stderr != jsTrim(out.Stderr) {
+		if out.Stdout != jsrules.Trim(out.Stdout) || out.Stderr != jsrules.Trim(out.Stderr) {
 			t.Fatal("untrimmed stream")
 		}
 		if exited && code == 2 && (out.Decision != DecisionBlock || out.Reason != out.Stderr) {

@@ -53,7 +53,7 @@ type Output struct {
 // has its event-scoped fields (permissionDecision and its reason,
 // additionalContext, updatedInput) dropped. ParseOutput never fails.
 func ParseOutput(exitCode *int, stdout, stderr, event string) Output {
-	out := Output{ExitCode: exitCode, Stdout: jsTrim(stdout), Stderr: jsTrim(stderr)}
+	out := Output{ExitCode: exitCode, Stdout: jsrules.Trim(stdout), Stderr: jsrules.Trim(stderr)}
 	if exitCode == nil {
 		return out
 	}
@@ -188,26 +188,13 @@ func Merge(outs []Output) Merged {
 	return m
 }
 
-// jsSpace reports the characters String.prototype.trim removes:
-// ECMAScript white space and line terminators.
-func jsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
-
-// jsTrim is s.trim() in JavaScript.
-func jsTrim(s string) string { return strings.TrimFunc(s, jsSpace) }
-
 // summarize is the stderrSummary of hook/result: stderr trimmed and, when
 // longer than limit UTF-16 code units (JavaScript's length), cut to its
 // first limit units with "…" appended. A cut that would split a surrogate
 // pair ends before the pair (JavaScript would keep a lone surrogate,
 // which a Go string cannot hold).
 func summarize(stderr string, limit int) string {
-	t := jsTrim(stderr)
+	t := jsrules.Trim(stderr)
 	if jsrules.UTF16Len(t) <= limit {
 		return t
 	}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/reel-agent/reel/internal/jsrules"
 )
 
 func code(n int) *int   { return &n }
@@ -63,8 +65,8 @@ func TestParseOutput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ParseOutput(tt.exit, tt.stdout, tt.stderr, tt.event)
 			want := tt.want
-			if want.Stdout == "" && strings.HasPrefix(jsTrim(tt.stdout), "{") {
-				want.Stdout = jsTrim(tt.stdout)
+			if want.Stdout == "" && strings.HasPrefix(jsrules.Trim(tt.stdout), "{") {
+				want.Stdout = jsrules.Trim(tt.stdout)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("\n got %+v\nwant %+v", got, want)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 )
 
@@ -93,3 +94,16 @@ func UTF16Prefix(s string, n int) (string, int) {
 	}
 	return s, units
 }
+
+// IsSpace reports whether r is white space to JavaScript (`\s`, what
+// String.prototype.trim removes).
+func IsSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+// Trim is s.trim() in JavaScript.
+func Trim(s string) string { return strings.TrimFunc(s, IsSpace) }
