@@ -6,6 +6,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/skills"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -109,4 +110,12 @@ type Config struct {
 	// GlobNoSpill keeps an over-cap glob result from saving its whole
 	// sorted list (tools.Env.GlobNoSpill).
 	GlobNoSpill bool
+	// Skills configures where skills (SKILL.md packs) are found;
+	// DisableSkills turns the catalog, the skill tool's packs and the
+	// skill slash commands off.
+	Skills        skills.Options
+	DisableSkills bool
+	// NetworkOff refuses web_fetch (the user started reel with the
+	// network off for its tools).
+	NetworkOff bool
 }

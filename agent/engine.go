@@ -14,6 +14,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/skills"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -66,8 +67,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, log: cfg.Logger, sessions: map[string]*Session{},
-		confined: tools.Default(tools.Options{Escalation: true}),
-		full:     tools.Default(tools.Options{}),
+		confined: toolSet(cfg, true),
+		full:     toolSet(cfg, false),
 		instr:    resolveInstructions(cfg.Instructions),
 	}
 	if !cfg.DisableRepeatReminders {
@@ -277,6 +278,20 @@ func (e *Engine) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// toolSet is the tool set of the engine: reel's own tools (with the
+// escalation arguments when escalation is set), web_fetch and skill.
+func toolSet(cfg Config, escalation bool) *tools.Set {
+	list := tools.Default(tools.Options{Escalation: escalation}).Tools()
+	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills})
+	s, err := tools.NewSet(list...)
+	if err != nil {
+		// The tools have unique names and valid schemas; the tests hold
+		// them to it.
+		panic(err)
+	}
+	return s
 }
 
 // toolsFor returns the tool set offered under mode.

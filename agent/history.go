@@ -55,7 +55,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				continue
 			}
 			call := ToolCall{ID: d.CallID, Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
-			call.Title, call.Kind, call.Locations = tools.Describe(d.Name, call.Arguments)
+			call.Title, call.Kind, call.Locations = s.eng.toolsFor(s.Mode()).DescribeCall(nil, d.Name, call.Arguments)
 			u.ToolStart(ctx, call)
 		case sessionlog.TypeToolResult:
 			for _, p := range parsed(e).Content {

@@ -379,6 +379,12 @@ func (e *Engine) contextHook(ctx context.Context, info StepInfo) (PreStepResult,
 			msgs = append(msgs, *m)
 		}
 	}
+	if m := s.skillCatalog(ctx); m != nil {
+		msgs = append(msgs, *m)
+	}
+	if info.Step == 1 {
+		msgs = append(msgs, s.takeInvoked()...)
+	}
 	for _, m := range msgs {
 		if _, err := s.emit(ctx, e.now(), sessionlog.TypeUserMessage, m, sessionlog.AppendOp(), nil); err != nil {
 			return PreStepResult{}, err

@@ -30,7 +30,7 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 		return err
 	}
 	call := ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
-	call.Title, call.Kind, call.Locations = r.toolEnv(s.Mode()).Describe(name, call.Arguments)
+	call.Title, call.Kind, call.Locations = r.e.toolsFor(s.Mode()).DescribeCall(r.toolEnv(s.Mode()), name, call.Arguments)
 	u.ToolStart(wctx, call)
 	if err := s.checkpoint(wctx); err != nil {
 		return err
@@ -51,8 +51,9 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 			*cancelled = true
 		}
 	}
-	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolResult,
-		sessionlog.NewToolResult(r.turn, step, id, res.Text, res.IsError, r.e.newID()), sessionlog.AppendOp(), []int{callSeq}); err != nil {
+	data := sessionlog.NewToolResult(r.turn, step, id, res.Text, res.IsError, r.e.newID())
+	data.Meta = res.Meta
+	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolResult, data, sessionlog.AppendOp(), []int{callSeq}); err != nil {
 		return err
 	}
 	// What the client is shown as done must survive a crash: the result
@@ -227,7 +228,8 @@ func escalationRequest(call ToolCall, mode sandbox.Mode, esc tools.Escalation) A
 // toolEnv builds the tool environment of a call under mode.
 func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	s, e := r.s, r.e
-	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(mode), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes,
+	confined := e.cfg.Sandbox != nil && mode.Confines()
+	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(s, mode, confined), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes,
 		GlobMaxResults: e.cfg.GlobMaxResults, GlobSample: e.cfg.GlobSample, GlobNoSpill: e.cfg.GlobNoSpill}
 	if !e.cfg.DisableReadGuard {
 		env.Observed = &s.observed

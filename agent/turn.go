@@ -87,11 +87,12 @@ func (r *run) promptTurn(ctx context.Context, prompt []Content, started []*HookC
 	}
 	first := r.enterHookContext(ctx, started...)
 	first = append(first, r.e.userMessage(prompt))
+	r.s.setInvoked(r.s.invokedSkills(ctx, prompt))
 	return r.steps(ctx, append(first, added...))
 }
 
-// showNotices shows the engine's notices to the client of the session's
-// first prompt in this process.
+// showNotices shows the engine's notices, and the skill files that cannot
+// be used, to the client of the session's first prompt in this process.
 func (r *run) showNotices(ctx context.Context) {
 	r.s.mu.Lock()
 	done := r.s.noticed
@@ -102,6 +103,9 @@ func (r *run) showNotices(ctx context.Context) {
 	}
 	for _, n := range r.e.cfg.Notices {
 		r.c.Updates.Thought(ctx, hookWarning(n))
+	}
+	for _, p := range r.s.skillProblems(ctx) {
+		r.c.Updates.Thought(ctx, p+"\n")
 	}
 }
 

@@ -88,6 +88,8 @@ type Options struct {
 	// NoInstructions, NoReadGuard and NoRepeatReminders turn the
 	// behaviours the README's "What the agent does for you" lists off.
 	NoInstructions, NoReadGuard, NoRepeatReminders bool
+	// NoSkills turns skills (SKILL.md packs) off.
+	NoSkills bool
 	// Hooks and CodexHooks are hook config files of the Claude Code and
 	// the Codex dialect (repeatable; relative to the launch directory).
 	Hooks, CodexHooks []string
@@ -167,6 +169,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
 	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
+	fs.BoolVar(&o.NoSkills, "no-skills", false, "no skills: no skill catalog, skill packs or skill slash commands")
 	fs.Var((*multiFlag)(&o.Hooks), "hooks", "run the Claude Code hooks of `FILE` (a hooks.json, or a settings.json with a \"hooks\" key; repeatable)")
 	fs.Var((*multiFlag)(&o.CodexHooks), "codex-hooks", "run the Codex hooks of `FILE` (a Codex hooks.json; repeatable)")
 	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
@@ -336,7 +339,8 @@ func engineConfig(o Options) agent.Config {
 		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
 		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
 		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
-		Instructions: agent.InstructionConfig{Disabled: o.NoInstructions},
+		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
+		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off",
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")

@@ -12,7 +12,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 	env := IO{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	o, err := parse([]string{"--state-dir", "/s/sessions", "--inline-bytes", "800", "--instruction-root-markers", ".git,.hg",
 		"--no-instructions", "--no-read-guard", "--no-repeat-reminders", "--glob-max-results", "4", "--glob-sample", "--glob-no-spill",
-		"--mode", "read-only", "--approval", "never", "--max-tokens", "99", "--context-window", "1000"}, env)
+		"--mode", "read-only", "--approval", "never", "--max-tokens", "99", "--context-window", "1000", "--no-skills", "--network", "off"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +34,8 @@ func TestFlagsReachTheEngine(t *testing.T) {
 		{"--max-tokens", c.MaxTokens == 99},
 		{"--context-window", c.ContextWindow == 1000},
 		{"spill dir beside the state dir", c.SpillDir == "/s/spill"},
+		{"--no-skills", c.DisableSkills},
+		{"--network off", c.NetworkOff},
 	}
 	for _, ck := range checks {
 		if !ck.ok {
@@ -45,7 +47,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := engineConfig(o); c.Instructions.Disabled || c.DisableReadGuard || c.DisableRepeatReminders || c.GlobNoSpill || c.MaxInlineBytes != 0 {
+	if c := engineConfig(o); c.Instructions.Disabled || c.DisableReadGuard || c.DisableRepeatReminders || c.GlobNoSpill || c.MaxInlineBytes != 0 || c.DisableSkills || c.NetworkOff {
 		t.Errorf("defaults turn a behaviour off: %+v", c)
 	}
 }

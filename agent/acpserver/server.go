@@ -281,7 +281,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	if err != nil {
 		return acp.NewSessionResponse{}, acpError(err)
 	}
-	srv.notify(ctx, s.ID(), availableCommands())
+	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode())}, nil
 }
 
@@ -311,7 +311,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		return acp.LoadSessionResponse{}, acpError(err)
 	}
 	s.History(ctx, srv.updates(s.ID()))
-	srv.notify(ctx, s.ID(), availableCommands())
+	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.LoadSessionResponse{Modes: modes(s.Mode())}, nil
 }
 
@@ -436,11 +436,11 @@ func (srv *Server) SetSessionConfigOption(context.Context, acp.SetSessionConfigO
 	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
 }
 
-// availableCommands is the available_commands_update of the engine's
-// slash commands.
-func availableCommands() acp.SessionUpdate {
+// availableCommands is the available_commands_update of a session's
+// slash commands (the engine's and its skills').
+func availableCommands(list []agent.Command) acp.SessionUpdate {
 	var cmds []acp.AvailableCommand
-	for _, c := range agent.Commands() {
+	for _, c := range list {
 		cmds = append(cmds, acp.AvailableCommand{Name: c.Name, Description: c.Description})
 	}
 	return acp.SessionUpdate{AvailableCommandsUpdate: &acp.SessionAvailableCommandsUpdate{AvailableCommands: cmds}}

@@ -524,7 +524,14 @@ func TestLifetimeInterrupted(t *testing.T) {
 type lifetimeOwner struct {
 	mu    sync.Mutex
 	stops []func()
+	jobs  *tools.Jobs
 }
+
+// Jobs implements tools.JobOwner.
+func (o *lifetimeOwner) Jobs() *tools.Jobs { return o.jobs }
+
+// JobSandbox implements tools.JobOwner: the tests judge no runner.
+func (o *lifetimeOwner) JobSandbox(int, string, error) string { return "" }
 
 func (o *lifetimeOwner) Own(stop func()) func() {
 	o.mu.Lock()
@@ -542,20 +549,23 @@ func TestLifetimeBackgroundStopped(t *testing.T) {
 			f := newFixture(t)
 			token := treeToken(t)
 			env := f.bashEnv(t, mode, token)
-			owner := &lifetimeOwner{}
+			owner := &lifetimeOwner{jobs: tools.NewJobs(0, nil)}
 			env.Owner = owner
 			res, err := runBash(t, t.Context(), env, map[string]any{"command": startAll() + "echo up\nsleep 1000", "run_in_background": true})
-			if err != nil || res.IsError {
+			if err != nil || res.IsError || !strings.Contains(res.Text, "started background job bash-1") {
 				t.Fatalf("result %+v, %v", res, err)
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for {
-				b, _ := os.ReadFile(res.SpillPath)
-				if string(b) == "up\n" {
-					break
+			read := func() string {
+				out, err := tools.JobOutput{}.Run(t.Context(), env, json.RawMessage(`{"job_id":"bash-1"}`))
+				if err != nil {
+					t.Fatal(err)
 				}
+				return out.Text
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for !strings.Contains(read(), "up") {
 				if time.Now().After(deadline) {
-					t.Fatalf("the job did not come up: %q", b)
+					t.Fatal("the job did not come up")
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -564,8 +574,8 @@ func TestLifetimeBackgroundStopped(t *testing.T) {
 			}
 			owner.stops[0]()
 			noSurvivors(t, token, "after stop returned")
-			if b, _ := os.ReadFile(res.SpillPath); string(b) != "up\n\n[killed by signal 15 (terminated)]\n" {
-				t.Errorf("output file %q", b)
+			if got := read(); got != "(no new output)\n[status: killed, signal: SIGTERM]" {
+				t.Errorf("job_output after the stop: %q", got)
 			}
 		})
 	}

@@ -45,6 +45,11 @@ type Option func(*Sandbox)
 
 // TempRoot sets the directory in which the Sandbox makes its private temp
 // base directory (default: os.TempDir()).
+// NetworkOffNote starts the sentence Describe adds when the network is
+// switched off (a system prompt that holds it was written with --network
+// off).
+const NetworkOffNote = "Network access is switched off"
+
 func TempRoot(dir string) Option {
 	return func(s *Sandbox) { s.tempRoot = dir }
 }
@@ -291,9 +296,9 @@ func describe(mode Mode, abi int, network bool) string {
 	switch {
 	case network:
 	case abi < minNetworkABI:
-		text += fmt.Sprintf(" Network access is switched off, but Landlock ABI %d cannot deny it: commands in this mode fail with %s and do not run.", abi, UnavailableMarker)
+		text += fmt.Sprintf(" "+NetworkOffNote+", but Landlock ABI %d cannot deny it: commands in this mode fail with %s and do not run.", abi, UnavailableMarker)
 	default:
-		text += " Network access is switched off: commands cannot connect or bind TCP sockets (other protocols such as UDP are not confined)."
+		text += " " + NetworkOffNote + ": commands cannot connect or bind TCP sockets (other protocols such as UDP are not confined)."
 	}
 	return text
 }

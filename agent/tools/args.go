@@ -37,6 +37,12 @@ func argNames(tool string) []string {
 		return []string{"pattern", "path", "glob", "output_mode", "-i"}
 	case "todo_write":
 		return []string{"todos"}
+	case "job_output":
+		return []string{"job_id", "wait", "timeout_ms"}
+	case "job_kill":
+		return []string{"job_id", "reason"}
+	case "job_list":
+		return []string{}
 	}
 	return nil
 }

@@ -48,8 +48,9 @@ type BashArgs struct {
 	// Timeout is in milliseconds; 0 or less means DefaultBashTimeout, and
 	// it is capped at MaxBashTimeout.
 	Timeout int `json:"timeout,omitempty"`
-	// RunInBackground starts the command and returns at once with its pid
-	// and the file its output goes to.
+	// RunInBackground starts the command as a background job of the
+	// session and returns at once with the job's id; job_output reads it,
+	// job_kill stops it. No timeout applies.
 	RunInBackground bool `json:"run_in_background,omitempty"`
 	// SandboxPermissions asks for a wider sandbox mode for this call; the
 	// agent layer handles it.
@@ -122,7 +123,7 @@ func (b Bash) Schema() Schema {
 			"description": {"type": "string", "description": "What the command does, in 5-10 words."},
 			"workdir": {"type": "string", "description": "Directory to run in, relative to the working directory (default: the working directory)."},
 			"timeout": {"type": "integer", "description": "Timeout in milliseconds (default 120000, max 600000).", "minimum": 1, "maximum": 600000},
-			"run_in_background": {"type": "boolean", "description": "Start the command and return at once with its pid and the file its output is written to."}` +
+			"run_in_background": {"type": "boolean", "description": "Start the command as a background job and return its job id at once; read its output with job_output, stop it with job_kill. No timeout applies."}` +
 		escalationProperties(b.Escalation) + `
 		},
 		"required": ["command"]
@@ -131,7 +132,7 @@ func (b Bash) Schema() Schema {
 		Name: "bash",
 		Description: "Run a bash script and return its combined stdout and stderr. " +
 			"A non-zero exit status is reported as [exit code N]. Output longer than 50000 bytes is shown as its beginning and end, and the whole of it is saved to a file whose path is given. " +
-			"Commands are killed after the timeout. Use run_in_background for servers and other long-running processes.",
+			"Commands are killed after the timeout. Use run_in_background for servers and other long-running processes: the call returns a job id, job_output reads the job's output and job_kill stops it.",
 		Parameters: compactJSON(params),
 	}
 }
@@ -372,64 +373,228 @@ func (j *job) copyTo(w io.Writer) {
 // drain bounds the rest of copyTo once the job has exited.
 func (j *job) drain() { _ = j.out.SetReadDeadline(time.Now().Add(drainGrace)) }
 
-// runBackground starts the command detached from ctx's cancellation and
-// returns at once. Its output goes to a file in the spill dir, capped like
-// a spill file; a goroutine reaps the process and appends a note when the
-// output was cut and its exit status. Env.Owner, when set, owns the job.
+// runBackground starts the command as a job of the session's job table
+// (Env.Owner, a [JobOwner]), detached from ctx's cancellation, and returns
+// at once with the job's id, as the reference agent words it: "started
+// background job bash-N". The job's stdout and stderr are captured apart
+// (see bashJob); a goroutine reaps it and settles it in the table.
+//
+// What cannot start is told apart the way the reference does: a command
+// the Exec hook refuses to build (the sandbox cannot confine the session)
+// is an error result and no job; a process that cannot be spawned (the
+// sandbox runner is missing) is a job that ended at once, killed before
+// exit, whose output says why.
 func runBackground(ctx context.Context, env *Env, a BashArgs, title, workdir string) (Result, error) {
-	s, f, err := env.createSpill("bash-bg", ".log")
-	if err != nil {
-		return Result{}, err
+	owner, _ := env.Owner.(JobOwner)
+	t := env.jobs()
+	if t == nil {
+		return errorResult(title, KindExecute, nil, errNoJobs), nil
 	}
-	j, err := env.start(context.WithoutCancel(ctx), a.Command, workdir)
+	var b *bashJob
+	rec, err := t.register("bash", a.Command, func(id string) (jobWork, error) {
+		var err error
+		b, err = env.startBackground(context.WithoutCancel(ctx), id, a.Command, workdir)
+		return b, err
+	})
 	if err != nil {
-		_ = f.Close()
-		_ = os.Remove(f.Name())
-		return errorResult(title, KindExecute, nil, err.Error()), nil
+		text := err.Error()
+		if errors.Is(err, ErrJobLimit) {
+			text = "Error: " + text
+		}
+		return errorResult(title, KindExecute, nil, text), nil
+	}
+	started := Result{Text: "started background job " + rec.id, Kind: KindExecute, Title: title}
+	if b.j == nil {
+		// Nothing runs and nothing is owned: the job ends now, so its
+		// notice is queued before the call returns (deterministically
+		// for the next step).
+		b.run(owner, t, rec)
+		return started, nil
 	}
 	var stopped atomic.Bool
-	done := make(chan struct{})
 	owned := make(chan struct{})
 	var release func()
 	go func() {
-		copied := make(chan struct{})
-		go func() {
-			defer close(copied)
-			j.copyTo(s)
-		}()
-		state, _ := j.wait()
-		j.drain()
-		<-copied
-		if s.cut() {
-			_, _ = fmt.Fprintf(f, "\n[output cut: %d bytes in total, only the first %d are in this file: %s]", s.total, s.kept, s.reason())
-		}
-		if state != nil {
-			status, _ := exitStatus(state)
-			if status == "" {
-				status = "[exit code 0]"
-			}
-			_, _ = io.WriteString(f, "\n"+status+"\n")
-		}
-		_ = f.Close()
-		close(done)
+		b.run(owner, t, rec)
 		<-owned
 		if release != nil && !stopped.Load() {
 			release()
 		}
 	}()
-	if env.Owner != nil {
-		release = env.Owner.Own(func() {
-			stopped.Store(true)
-			j.terminate()
-			<-done
-		})
-	}
+	release = env.Owner.Own(func() {
+		stopped.Store(true)
+		t.halt(rec)
+		<-rec.done
+	})
 	close(owned)
-	return Result{
-		Text: fmt.Sprintf("Started in the background with pid %d. Its output is written to %s; "+
-			"a final line [exit code N] is appended when it ends. Read that file to check on it.", j.cmd.Process.Pid, f.Name()),
-		Kind: KindExecute, Title: title, SpillPath: f.Name(),
-	}, nil
+	return started, nil
+}
+
+// bashJob is the work of one background bash job: its process (nil when
+// it could not be spawned) and its two output streams.
+type bashJob struct {
+	j        *job
+	errPipe  *os.File // the read end of the stderr pipe
+	startErr error    // why the process could not be spawned
+	out      *jobStream
+	errs     *jobStream
+
+	mu        sync.Mutex
+	killed    bool   // cancel was asked before the job ended
+	spawnNote string // "spawn failed: …", delivered by one read
+	verdict   string // the sandbox's line, once settled
+}
+
+var _ jobWork = (*bashJob)(nil)
+
+// startBackground starts script with stdout and stderr on pipes of their
+// own. An error is the Exec hook's (or a pipe's): no job. A process that
+// could not be spawned gives a bashJob with startErr set.
+func (e *Env) startBackground(ctx context.Context, id, script, workdir string) (*bashJob, error) {
+	b := &bashJob{out: newJobStream(e, id+"-stdout"), errs: newJobStream(e, id+"-stderr")}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("tools: bash: making the stdout pipe: %w", err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_, _ = outR.Close(), outW.Close()
+		return nil, fmt.Errorf("tools: bash: making the stderr pipe: %w", err)
+	}
+	cmd, err := e.command(ctx, script, workdir, outW)
+	if err != nil {
+		_, _, _, _ = outR.Close(), outW.Close(), errR.Close(), errW.Close()
+		return nil, err
+	}
+	cmd.Stderr = errW
+	j := &job{cmd: cmd, out: outR, ended: make(chan struct{})}
+	err = cmd.Start()
+	_, _ = outW.Close(), errW.Close()
+	if err != nil {
+		_, _ = outR.Close(), errR.Close()
+		b.startErr = err
+		b.spawnNote = "spawn failed: " + err.Error()
+		return b, nil
+	}
+	b.j, b.errPipe = j, errR
+	return b, nil
+}
+
+// run captures the job's output until it ends, then settles it in t with
+// its outcome and the sandbox's verdict on it.
+func (b *bashJob) run(owner JobOwner, t *Jobs, rec *jobRecord) {
+	if b.j == nil {
+		b.out.end()
+		b.errs.end()
+		b.settle(owner.JobSandbox(-1, "", b.startErr))
+		t.settle(rec, JobKilled, "killed before exit")
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { b.j.copyTo(b.out) })
+	wg.Go(func() {
+		buf := make([]byte, 64<<10)
+		_, _ = io.CopyBuffer(b.errs, b.errPipe, buf)
+		_ = b.errPipe.Close()
+	})
+	state, err := b.j.wait()
+	b.j.drain()
+	_ = b.errPipe.SetReadDeadline(time.Now().Add(drainGrace))
+	wg.Wait()
+	b.out.end()
+	b.errs.end()
+	if state == nil {
+		b.settle("")
+		t.settle(rec, JobFailed, fmt.Sprintf("waiting for it failed: %v", err))
+		return
+	}
+	status, detail, code := b.outcome(state)
+	b.settle(owner.JobSandbox(code, b.errs.tailText(), nil))
+	t.settle(rec, status, detail)
+}
+
+// outcome maps how the process ended onto the job vocabulary, as the
+// reference agent does: a process killed by a signal (sent by anyone) is
+// killed with the signal's name; one asked to stop that exited on its own
+// is killed "before exit"; anything else completed with its exit code,
+// which is the model's to judge. code is the exit status, -1 after a
+// signal.
+func (b *bashJob) outcome(ps *os.ProcessState) (status JobStatus, detail string, code int) {
+	b.mu.Lock()
+	killed := b.killed
+	b.mu.Unlock()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return JobKilled, "signal: " + unix.SignalName(ws.Signal()), -1
+	}
+	if killed {
+		return JobKilled, "killed before exit", ps.ExitCode()
+	}
+	return JobCompleted, fmt.Sprintf("exit code: %d", ps.ExitCode()), ps.ExitCode()
+}
+
+// settle records the sandbox's verdict; reads show it from then on.
+func (b *bashJob) settle(verdict string) {
+	b.mu.Lock()
+	b.verdict = verdict
+	b.mu.Unlock()
+}
+
+// cancel implements jobWork: SIGTERM to the job's process group (under the
+// sandbox supervisor, its whole tree), SIGKILL after killGrace.
+func (b *bashJob) cancel() {
+	b.mu.Lock()
+	b.killed = true
+	b.mu.Unlock()
+	if b.j != nil {
+		b.j.terminate()
+	}
+}
+
+// readOutput implements jobWork: the stdout and stderr produced since the
+// last read, stderr in a section of its own under "[stderr]", then a
+// line for output that no longer is in memory and, once the job settled,
+// the sandbox's line. A spawn failure's note stands in for stderr once.
+func (b *bashJob) readOutput(settled bool) string {
+	out, lostOut := b.out.take()
+	errText, lostErr := b.errs.take()
+	b.mu.Lock()
+	if errText == "" {
+		errText, b.spawnNote = b.spawnNote, ""
+	}
+	verdict := b.verdict
+	b.mu.Unlock()
+	delta := out
+	if errText != "" {
+		delta = joinLine(delta, "[stderr]\n"+errText)
+	}
+	var notes []string
+	if lostOut || lostErr {
+		var where []string
+		for _, s := range []*jobStream{b.out, b.errs} {
+			if w := s.where(); w != "" {
+				where = append(where, w)
+			}
+		}
+		if len(where) == 0 {
+			where = []string{"(unavailable)"}
+		}
+		notes = append(notes, "[some output was dropped from memory; full output: "+strings.Join(where, ", ")+"]")
+	}
+	if settled && verdict != "" {
+		notes = append(notes, verdict)
+	}
+	if len(notes) == 0 {
+		return delta
+	}
+	return joinLine(delta, strings.Join(notes, "\n"))
+}
+
+// joinLine appends line to text, on a line of its own.
+func joinLine(text, line string) string {
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return text + line
 }
 
 // exitStatus renders how the process ended: "" for success, else a status

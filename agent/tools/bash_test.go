@@ -180,25 +180,22 @@ func TestBashCancel(t *testing.T) {
 }
 
 func TestBashBackground(t *testing.T) {
-	env := newEnv(t)
+	env, _ := jobEnv(t, 0)
 	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo BG_OUT; exit 4", "run_in_background": true}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.IsError || res.SpillPath == "" || !strings.Contains(res.Text, "pid ") || !strings.Contains(res.Text, res.SpillPath) {
+	if res.IsError || res.Text != "started background job bash-1" || res.SpillPath != "" {
 		t.Fatalf("result %+v", res)
 	}
-	// The reaper appends the exit status when the command ends.
-	waitFor(t, "the background command's exit status", func() bool {
-		return strings.Contains(readFile(t, res.SpillPath), "[exit code")
-	})
-	if out := readFile(t, res.SpillPath); out != "BG_OUT\n\n[exit code 4]\n" {
-		t.Fatalf("background output %q", out)
+	// A non-zero exit completes the job: the status says it, the model judges.
+	if got := jobOutput(t, env, map[string]any{"job_id": "bash-1", "wait": true}); got.Text != "BG_OUT\n[status: completed, exit code: 4]" {
+		t.Fatalf("job_output %q", got.Text)
 	}
 }
 
 func TestBashBackgroundOutlivesContext(t *testing.T) {
-	env := newEnv(t)
+	env, _ := jobEnv(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	res, err := Bash{}.Run(ctx, env, mustJSON(t, map[string]any{"command": "sleep 1000 & echo $! > pid; wait", "run_in_background": true}))
 	if err != nil || res.IsError {
@@ -208,6 +205,29 @@ func TestBashBackgroundOutlivesContext(t *testing.T) {
 	cancel()
 	if processGone(pid) {
 		t.Fatal("cancelling the turn's context killed a background command")
+	}
+	jobKill(t, env, "bash-1")
+	waitGone(t, pid)
+}
+
+// plainOwner is a ProcessOwner that keeps no job table.
+type plainOwner struct{}
+
+func (plainOwner) Own(func()) func() { return func() {} }
+
+// TestBashBackgroundWithoutJobTable: without a JobOwner there is nobody
+// to read or stop a job, so none is started.
+func TestBashBackgroundWithoutJobTable(t *testing.T) {
+	env := newEnv(t)
+	for _, owner := range []ProcessOwner{nil, plainOwner{}, &fakeOwner{}} {
+		env.Owner = owner
+		res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "touch ran", "run_in_background": true}))
+		if err != nil || !res.IsError || !strings.Contains(res.Text, "background jobs unavailable") {
+			t.Fatalf("owner %T: %+v %v", owner, res, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(env.Cwd, "ran")); err == nil {
+		t.Fatal("a background command ran without a job table")
 	}
 }
 
@@ -273,9 +293,16 @@ func TestSpillDirUnusable(t *testing.T) {
 	if !strings.HasPrefix(notice, wantNotice) || res.SpillPath != "" || preview != strings.Repeat("y", 40000-omitted) || len(res.Text) > 1000 {
 		t.Fatalf("result %q (spill %q), want a notice starting %q", res.Text, res.SpillPath, wantNotice)
 	}
-	// A background job needs its file: the call fails.
-	if _, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo x", "run_in_background": true})); err == nil || !strings.Contains(err.Error(), "spill directory") {
-		t.Fatalf("background bash with an unusable spill dir: %v", err)
+	// A background job runs without one; a read that comes too late for
+	// its output says why the whole of it was not kept.
+	env.Owner = NewJobs(0, nil)
+	if res, err := (Bash{}).Run(context.Background(), env, mustJSON(t, map[string]any{"command": "head -c 100000 /dev/zero | tr '\\0' y", "run_in_background": true})); err != nil || res.IsError {
+		t.Fatalf("background bash with an unusable spill dir: %+v %v", res, err)
+	}
+	got := jobOutput(t, env, map[string]any{"job_id": "bash-1", "wait": true}).Text
+	if want := "\n[some output was dropped from memory; full output: (unavailable: tools: creating spill directory " + env.SpillDir + ": "; !strings.Contains(got, want) ||
+		!strings.HasSuffix(got, "]\n[status: completed, exit code: 0]") || !strings.HasPrefix(got, strings.Repeat("y", JobWindowBytes)+"\n") {
+		t.Fatalf("job_output ends %q, want the window and a note containing %q", got[max(0, len(got)-300):], want)
 	}
 	for i := range MaxListEntries + 1 {
 		writeFile(t, env.Cwd, fmt.Sprintf("d/%04d", i), "")
@@ -313,27 +340,27 @@ func wantBig(n int) string {
 	return strings.Repeat("0123456789\n", n/11+1)[:n]
 }
 
-// TestBashBackgroundCap: a background job's output file is capped like a
-// spill file, with a note before the exit status.
+// TestBashBackgroundCap: a background job's output beyond its window is
+// in a spill file capped like every spill file, and a read that lost
+// output says what of it the file holds.
 func TestBashBackgroundCap(t *testing.T) {
-	env := newEnv(t)
+	env, _ := jobEnv(t, 0)
 	const n = MaxSpillBytes + 12345
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": bigOutput(n), "run_in_background": true}))
-	if err != nil || res.IsError {
-		t.Fatalf("%+v %v", res, err)
-	}
-	waitFor(t, "the background command's exit status", func() bool {
-		return strings.Contains(readFile(t, res.SpillPath), "[exit code")
-	})
-	got := readFile(t, res.SpillPath)
-	want := wantBig(n)[:MaxSpillBytes] + fmt.Sprintf("\n[output cut: %d bytes in total, only the first %d are in this file: the spill file cap of %d bytes was reached]\n[exit code 0]\n", n, MaxSpillBytes, MaxSpillBytes)
+	startJob(t, env, bigOutput(n))
+	got := jobOutput(t, env, map[string]any{"job_id": "bash-1", "wait": true}).Text
+	spill := filepath.Join(env.SpillDir, "bash-1-stdout-1.log")
+	want := joinLine(wantBig(n)[n-JobWindowBytes:], "") + fmt.Sprintf("[some output was dropped from memory; full output: %s (only its first %d bytes: the spill file cap of %d bytes was reached)]\n[status: completed, exit code: 0]", spill, MaxSpillBytes, MaxSpillBytes)
 	if got != want {
-		t.Errorf("background file of %d bytes ends %q; want %d bytes ending %q", len(got), got[max(0, len(got)-200):], len(want), want[len(want)-200:])
+		t.Errorf("job_output of %d bytes ends %q; want %d bytes ending %q", len(got), got[max(0, len(got)-300):], len(want), want[len(want)-300:])
+	}
+	if file := readFile(t, spill); file != wantBig(n)[:MaxSpillBytes] {
+		t.Errorf("spill file of %d bytes, want the first %d of the output", len(file), MaxSpillBytes)
 	}
 }
 
-// fakeOwner records the jobs bash hands it.
+// fakeOwner records the jobs bash hands it; it keeps a job table.
 type fakeOwner struct {
+	jobs     *Jobs
 	mu       sync.Mutex
 	stops    []func()
 	released int
@@ -353,6 +380,9 @@ func (o *fakeOwner) Own(stop func()) func() {
 		o.released++
 	}
 }
+
+func (o *fakeOwner) Jobs() *Jobs                          { return o.jobs }
+func (o *fakeOwner) JobSandbox(int, string, error) string { return "" }
 
 func (o *fakeOwner) stop(i int) {
 	o.mu.Lock()
@@ -374,37 +404,31 @@ func (o *fakeOwner) releases() int {
 func TestBashBackgroundOwner(t *testing.T) {
 	env := newEnv(t)
 	owner := newFakeOwner()
+	owner.jobs = NewJobs(0, nil)
 	env.Owner = owner
 
-	res, err := Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{
-		"command": "(trap '' TERM; exec sleep 1000) & echo $! > pid; echo up; wait", "run_in_background": true}))
-	if err != nil || res.IsError {
-		t.Fatalf("%+v %v", res, err)
-	}
+	startJob(t, env, "(trap '' TERM; exec sleep 1000) & echo $! > pid; echo up; wait")
 	<-owner.ownedCh
 	pid := readPid(t, filepath.Join(env.Cwd, "pid"), nil)
-	waitFor(t, "the job to start", func() bool { return strings.Contains(readFile(t, res.SpillPath), "up\n") })
 	owner.stop(0)
-	// stop returned: the job has ended, the file is complete, and the rest
-	// of its process group was sent SIGKILL (without the supervisor, which
-	// waits for the whole tree, bash cannot wait for its grandchildren).
+	// stop returned: the job has ended, its output is complete, and the
+	// rest of its process group was sent SIGKILL (without the supervisor,
+	// which waits for the whole tree, bash cannot wait for its
+	// grandchildren).
 	waitGone(t, pid)
-	if out := readFile(t, res.SpillPath); out != "up\n\n[killed by signal 15 (terminated)]\n" {
-		t.Errorf("output file %q", out)
+	if got := jobOutput(t, env, map[string]any{"job_id": "bash-1"}).Text; got != "up\n[status: killed, signal: SIGTERM]" {
+		t.Errorf("job_output %q", got)
 	}
 	owner.stop(0) // again: nothing to do
 	if owner.releases() != 0 {
 		t.Errorf("a stopped job was released")
 	}
 
-	res, err = Bash{}.Run(context.Background(), env, mustJSON(t, map[string]any{"command": "echo quick", "run_in_background": true}))
-	if err != nil || res.IsError {
-		t.Fatalf("%+v %v", res, err)
-	}
+	startJob(t, env, "echo quick")
 	<-owner.ownedCh
 	waitFor(t, "the quick job's release", func() bool { return owner.releases() == 1 })
-	if out := readFile(t, res.SpillPath); out != "quick\n\n[exit code 0]\n" {
-		t.Errorf("output file %q", out)
+	if got := jobOutput(t, env, map[string]any{"job_id": "bash-2"}).Text; got != "quick\n[status: completed, exit code: 0]" {
+		t.Errorf("job_output %q", got)
 	}
 	owner.stop(1) // after the end: returns at once
 }

@@ -25,10 +25,11 @@ type Options struct {
 }
 
 // Default returns reel's tools in their fixed order: bash, read, write,
-// edit, glob, grep.
+// edit, glob, grep, job_kill, job_list, job_output, todo_write (the job
+// tools sorted as the reference sorts its list).
 func Default(opts Options) *Set {
 	//lint:ignore S1016 Options is the set's configuration and will outgrow the tool structs.
-	s, err := NewSet(Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, TodoWrite{})
+	s, err := NewSet(Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, JobKill{}, JobList{}, JobOutput{}, TodoWrite{})
 	if err != nil {
 		// The built-in tools have unique names and valid schemas; the
 		// tests hold them to it.
@@ -129,6 +130,24 @@ func Describe(name string, args json.RawMessage) (title string, kind Kind, locat
 // resolved against e.Cwd.
 func (e *Env) Describe(name string, args json.RawMessage) (title string, kind Kind, locations []Location) {
 	return describe(name, args, e.abs)
+}
+
+// Describer is a tool that describes its own calls (a tool outside this
+// package: Describe knows only this package's tools).
+type Describer interface {
+	Describe(args json.RawMessage) (title string, kind Kind, locations []Location)
+}
+
+// DescribeCall describes a call of the set's tool name: by the tool when
+// it is a Describer, else as env.Describe does (Describe when env is nil).
+func (s *Set) DescribeCall(env *Env, name string, args json.RawMessage) (title string, kind Kind, locations []Location) {
+	if d, ok := s.byName[name].(Describer); ok {
+		return d.Describe(args)
+	}
+	if env != nil {
+		return env.Describe(name, args)
+	}
+	return Describe(name, args)
 }
 
 // describe implements Describe with a path resolver.

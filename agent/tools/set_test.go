@@ -13,7 +13,7 @@ import (
 func TestDefaultSet(t *testing.T) {
 	for _, esc := range []bool{false, true} {
 		set := Default(Options{Escalation: esc})
-		if got := strings.Join(set.Names(), ","); got != "bash,read,write,edit,glob,grep,todo_write" {
+		if got := strings.Join(set.Names(), ","); got != "bash,read,write,edit,glob,grep,job_kill,job_list,job_output,todo_write" {
 			t.Fatalf("names %s", got)
 		}
 		raw := set.Schemas()
@@ -43,11 +43,14 @@ func TestDefaultSet(t *testing.T) {
 			"glob":       {"pattern", "path"},
 			"grep":       {"pattern", "path", "glob", "output_mode", "-i"},
 			"todo_write": {"todos"},
+			"job_kill":   {"job_id", "reason"},
+			"job_list":   {},
+			"job_output": {"job_id", "wait", "timeout_ms"},
 		}
 		wantRequired := map[string]string{
 			"bash": "command", "read": "file_path", "write": "file_path,content",
 			"edit": "file_path,old_string,new_string", "glob": "pattern", "grep": "pattern",
-			"todo_write": "todos",
+			"todo_write": "todos", "job_kill": "job_id", "job_output": "job_id",
 		}
 		for i, s := range schemas {
 			if s.Name != set.Names()[i] || s.Description == "" || s.Parameters.Type != "object" {
@@ -86,7 +89,7 @@ func TestSetLookupAndRun(t *testing.T) {
 		t.Fatalf("Lookup(edit) = %v, %v", tool, err)
 	}
 	_, err = set.Lookup("browse")
-	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"browse"`) || !strings.Contains(err.Error(), "bash, read, write, edit, glob, grep, todo_write") {
+	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"browse"`) || !strings.Contains(err.Error(), "bash, read, write, edit, glob, grep, job_kill, job_list, job_output, todo_write") {
 		t.Fatalf("Lookup(browse) error %v", err)
 	}
 	env := newEnv(t)

@@ -78,9 +78,12 @@ type Result struct {
 	Locations []Location `json:"locations,omitempty"`
 	// Diff is set by write and edit when they changed a file.
 	Diff *Diff `json:"diff,omitempty"`
-	// SpillPath names the file holding output too long for Text (for a
-	// background bash command: the file its output is written to).
+	// SpillPath names the file holding output too long for Text.
 	SpillPath string `json:"spillPath,omitempty"`
+	// Meta is the call's structured detail, logged as the tool/result's
+	// meta member as the reference logs it (web_fetch: the URL, status
+	// and truncation); nil for none.
+	Meta json.RawMessage `json:"meta,omitempty"`
 }
 
 // FileSystem reads and writes text files on behalf of the file tools, for

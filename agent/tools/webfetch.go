@@ -24,6 +24,7 @@ import (
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/strikethrough"
 	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"github.com/reel-agent/reel/sessionlog"
 	"golang.org/x/net/html"
 )
 
@@ -95,6 +96,12 @@ func ParseWebFetchArgs(raw json.RawMessage) (WebFetchArgs, error) {
 	}
 	a.URL, err = o.str("url", false)
 	return a, err
+}
+
+// Describe implements Describer: the URL as the model gave it, kind
+// fetch, no files.
+func (WebFetch) Describe(args json.RawMessage) (string, Kind, []Location) {
+	return describeWebFetch(args)
 }
 
 // describeWebFetch returns the title, kind and locations of a web_fetch
@@ -194,6 +201,18 @@ type WebFetchMeta struct {
 	StatusCode int `json:"statusCode"`
 	// Truncated reports that the text shown was cut.
 	Truncated bool `json:"truncated"`
+}
+
+// AppendJSON appends {"url","statusCode","truncated"}, as the reference
+// writes the tool/result meta of a fetch.
+func (m WebFetchMeta) AppendJSON(b []byte) []byte {
+	b = append(b, `{"url":`...)
+	b = sessionlog.AppendString(b, m.URL)
+	b = append(b, `,"statusCode":`...)
+	b = strconv.AppendInt(b, int64(m.StatusCode), 10)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, m.Truncated)
+	return append(b, '}')
 }
 
 // WebFetchMetaOf recovers the meta of a web_fetch result from its text; ok
@@ -347,7 +366,11 @@ func (w WebFetch) Run(ctx context.Context, env *Env, raw json.RawMessage) (Resul
 		}
 		return Result{}, fmt.Errorf("tools: web_fetch %s: %w", a.URL, err)
 	}
-	return Result{Text: l.render(ctx, res), Kind: kind, Title: title}, nil
+	out := Result{Text: l.render(ctx, res), Kind: kind, Title: title}
+	if m, ok := WebFetchMetaOf(out); ok {
+		out.Meta = m.AppendJSON(nil)
+	}
+	return out, nil
 }
 
 // fetched is a fetched resource, decoded.

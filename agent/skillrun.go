@@ -1,0 +1,157 @@
+package agent
+
+import (
+	"context"
+	"strings"
+
+	"github.com/reel-agent/reel/agent/skills"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Skills (agent/skills) reach the model three ways, as in the reference:
+//
+//   - the catalog: a <system-reminder> user/message listing the skills the
+//     model may load, entered after a step's other context messages when
+//     the session's skills differ from the newest catalog still on the
+//     surface (the first one of a session in its first form, later ones —
+//     or one after compaction hid every catalog — as a replacement);
+//   - the skill tool, which loads one by name;
+//   - a prompt naming a user-invocable skill as a /name word: the skill's
+//     instructions enter after the step's other messages.
+
+// discoverSkills is the catalog of the session's skills now, and the
+// SKILL.md files it could not use (logged too).
+func (s *Session) discoverSkills(ctx context.Context) (*skills.Catalog, []skills.Problem) {
+	c, problems := skills.Discover(ctx, s.cwd, s.eng.cfg.Skills)
+	for _, p := range problems {
+		s.eng.log.Warn("skill skipped", "session", s.id, "problem", p.String())
+	}
+	return c, problems
+}
+
+// skillProblems are the session's SKILL.md files that cannot be used, as
+// lines for its user ("" when skills are off).
+func (s *Session) skillProblems(ctx context.Context) []string {
+	if s.eng.cfg.DisableSkills {
+		return nil
+	}
+	_, problems := s.discoverSkills(ctx)
+	out := make([]string, 0, len(problems))
+	for _, p := range problems {
+		out = append(out, "skill skipped: "+p.String())
+	}
+	return out
+}
+
+// skillCatalog is the catalog message the next step owes, nil when the
+// surface shows the session's skills already (or there are none to show).
+func (s *Session) skillCatalog(ctx context.Context) *sessionlog.UserMessage {
+	if s.eng.cfg.DisableSkills {
+		return nil
+	}
+	c, _ := s.discoverSkills(ctx)
+	if !c.Complete() {
+		return nil // a root could not be read: say nothing rather than something wrong
+	}
+	visible, ever := s.catalogDigest()
+	switch {
+	case visible != "" && visible == c.Digest():
+		return nil
+	case visible == "" && len(c.Entries()) == 0:
+		return nil
+	}
+	text, update := c.Update(), true
+	if visible == "" && !ever {
+		var ok bool
+		if text, ok = c.Message(); !ok {
+			return nil
+		}
+		update = false
+	}
+	return &sessionlog.UserMessage{
+		Content: []sessionlog.ContentPart{sessionlog.TextPart(text)},
+		Source:  c.Source(update),
+		ID:      s.eng.newID(),
+	}
+}
+
+// catalogDigest is the digest of the newest skill catalog on the surface
+// ("" for none) and whether the log ever held one.
+func (s *Session) catalogDigest() (visible string, ever bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lg := s.log.Log()
+	on := map[int]bool{}
+	for _, seq := range lg.Surface().Seqs() {
+		on[seq] = true
+	}
+	evs := lg.Events()
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if e.Type != sessionlog.TypeUserMessage {
+			continue
+		}
+		m, err := sessionlog.ParseMessage(e.Data)
+		if err != nil {
+			continue
+		}
+		var src sessionlog.MessageSource
+		if src.UnmarshalJSON(m.Source) != nil {
+			continue
+		}
+		d, ok := skills.SourceDigest(src)
+		if !ok {
+			continue
+		}
+		ever = true
+		if on[e.Seq] {
+			return d, true
+		}
+	}
+	return "", ever
+}
+
+// invokedSkills are the messages of the user-invocable skills a prompt
+// names as /name words, in order; names of no such skill stay text.
+func (s *Session) invokedSkills(ctx context.Context, prompt []Content) []sessionlog.UserMessage {
+	if s.eng.cfg.DisableSkills {
+		return nil
+	}
+	var text strings.Builder
+	for _, c := range prompt {
+		text.WriteString(c.Text)
+		text.WriteString("\n")
+	}
+	names := skills.InvokedNames(text.String())
+	if len(names) == 0 {
+		return nil
+	}
+	c, _ := s.discoverSkills(ctx)
+	var out []sessionlog.UserMessage
+	for _, n := range names {
+		body, err := c.Load(n)
+		if err != nil {
+			continue
+		}
+		out = append(out, sessionlog.UserMessage{
+			Content: []sessionlog.ContentPart{sessionlog.TextPart(body)},
+			Source:  skills.InvocationSource(n),
+			ID:      s.eng.newID(),
+		})
+	}
+	return out
+}
+
+// SessionCommands lists the slash commands of session s: the engine's
+// own and one per user-invocable skill of its working directory.
+func (e *Engine) SessionCommands(ctx context.Context, s *Session) []Command {
+	cmds := Commands()
+	if e.cfg.DisableSkills || s == nil {
+		return cmds
+	}
+	c, _ := s.discoverSkills(ctx)
+	for _, sk := range c.UserVisible() {
+		cmds = append(cmds, Command{Name: sk.Name, Description: sk.Description})
+	}
+	return cmds
+}
