@@ -32,7 +32,7 @@ var breakVariants = []struct {
 	scenarios []string
 	check     string // a check name the failure must come from
 }{
-	{"garbage", []string{"tool-call-turn", "fs-read", "todo-write"}, "tool result"},
+	{"garbage", []string{"tool-call-turn", "fs-read", "todo-write", "web-fetch", "skill-load"}, "tool result"},
 	{"norun", []string{"bash-tool-turn", "fs-read", "fs-write"}, "tool result"},
 	{"shift", []string{"tool-call-turn", "fs-delete-recreate"}, "tool result"},
 	{"autoapprove", []string{"escalation-approved", "fs-escalation-approved"}, "permission requests"},

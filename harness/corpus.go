@@ -26,7 +26,7 @@ import (
 
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
-var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write"}
+var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill"}
 
 // Corpus verdicts.
 const (
@@ -257,7 +257,7 @@ type CorpusOptions struct {
 // the run with the recording (package equiv).
 func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult {
 	res := CorpusResult{Name: c.Scenario.Name}
-	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...), Prepare: c.Prep.Workspace, PrepareWeb: c.Prep.Web, Env: o.Env}
+	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...), Prepare: c.prepare, PrepareWeb: c.Prep.Web, Env: o.Env}
 	run, runErr := r.Execute(ctx, c.Scenario)
 	if run != nil {
 		res.Wall = run.Wall
@@ -298,6 +298,23 @@ func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult
 		res.Verdict = VerdictPass
 	}
 	return res
+}
+
+// prepare runs the scenario's preparation of the run's cwd, if any.
+func (c *CorpusCase) prepare(cwd string) error {
+	if c.Prep.Workspace != nil {
+		if err := c.Prep.Workspace(cwd); err != nil {
+			return err
+		}
+	}
+	if c.Prep.FromRecording == nil || len(c.Scenario.Sessions) == 0 {
+		return nil
+	}
+	d, err := readLog(c.Scenario.Sessions[0])
+	if err != nil {
+		return err
+	}
+	return c.Prep.FromRecording(d.Events, cwd)
 }
 
 // recordedSide is the recording as a comparison side.

@@ -1,11 +1,14 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/reel-agent/reel/sessionlog"
 )
 
 // CorpusPrep is what the reference system's snapshot suite does in code
@@ -29,6 +32,11 @@ type CorpusPrep struct {
 	// Web writes the pages the reference's fixture server served into
 	// dir; the harness serves them on the scenario's loopback port.
 	Web func(dir string) error
+	// FromRecording prepares the run's cwd from the recording itself
+	// (its first session log, decoded), after Workspace: a file the
+	// reference suite copied in from elsewhere in its repository whose
+	// content the recording holds.
+	FromRecording func(events []sessionlog.Event, cwd string) error
 	// Missing, when set, is what the scenario needs that only the
 	// reference's test suite has (a fault switch): it stays ineligible.
 	Missing string
@@ -70,6 +78,14 @@ var CorpusPreps = map[string]CorpusPrep{
 			"text/html; charset=utf-8 and anything else with 404; the harness serves a page of the same content",
 		Web: writeMenuPage,
 	},
+	"skill-load": {
+		Source: "acp.snapshot.ts, prepareEditingCordisSkillWorkspace: copies apps/cli/config/agent-presets/cordis/skills/" +
+			"editing-cordis-compositions/SKILL.md of the reference repository into .dsh/skills/editing-cordis-compositions/ " +
+			"beside the scenario's workspace seed; the corpus does not carry that file, but the recording holds what the skill " +
+			"contributes (its description in the catalog message, its instructions in the skill tool's result), from which the " +
+			"harness writes the file back",
+		FromRecording: writeRecordedSkills,
+	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
 			"sandbox provider at an executable that does not exist, so every confined command fails to start",
@@ -81,6 +97,70 @@ var CorpusPreps = map[string]CorpusPrep{
 			"before every command it confines; no agent prints that line, so it is dropped from the recorded bash result",
 		EnvironmentLines: []string{"landlock-run: partial enforcement (older Landlock ABI)"},
 	},
+}
+
+// writeRecordedSkills writes back, under .dsh/skills/NAME/SKILL.md, each
+// skill the recording loaded with the skill tool whose file the workspace
+// lacks: its name, its description as the recorded catalog lists it, and
+// its instructions as the recorded result shows them.
+func writeRecordedSkills(events []sessionlog.Event, cwd string) error {
+	descs := map[string]string{}
+	calls := map[string]string{} // call id → skill name
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case sessionlog.TypeUserMessage:
+			var m struct {
+				Source struct {
+					Kind    string `json:"kind"`
+					Entries []struct {
+						Name        string `json:"name"`
+						Description string `json:"description"`
+					} `json:"entries"`
+				} `json:"source"`
+			}
+			if json.Unmarshal(e.Data, &m) == nil && m.Source.Kind == "skill-catalog" {
+				for _, en := range m.Source.Entries {
+					descs[en.Name] = en.Description
+				}
+			}
+		case sessionlog.TypeToolCall:
+			d, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
+			if err != nil || d.Name != "skill" {
+				continue
+			}
+			var a struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal([]byte(d.Arguments), &a) == nil {
+				calls[d.CallID] = a.Name
+			}
+		case sessionlog.TypeToolResult:
+			d, err := sessionlog.DecodeData[sessionlog.ToolResultData](e)
+			if err != nil || len(d.Message.Content) == 0 {
+				continue
+			}
+			part := d.Message.Content[0]
+			name, ok := calls[part.ToolCallID]
+			if !ok || part.IsError || len(part.Content) == 0 {
+				continue
+			}
+			_, rest, ok1 := strings.Cut(part.Content[0].Text, "<skill_instructions>\n")
+			body, _, ok2 := strings.Cut(rest, "\n</skill_instructions>")
+			p := filepath.Join(cwd, ".dsh", "skills", name, "SKILL.md")
+			if _, err := os.Stat(p); err == nil || !ok1 || !ok2 {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			file := "---\nname: " + name + "\ndescription: " + descs[name] + "\n---\n\n" + body + "\n"
+			if err := os.WriteFile(p, []byte(file), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // menuPage is the page of the web-fetch scenario's fixture server: the

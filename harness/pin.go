@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -45,9 +46,13 @@ func (st *pinState) observe(line []byte) {
 }
 
 // PromptName is the pinned name of the system prompt written under a mode
-// and approval policy.
-func PromptName(mode, approval string) string {
-	return "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
+// and approval policy, with "-network-off" when the network was off.
+func PromptName(mode, approval string, networkOff bool) string {
+	name := "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
+	if networkOff {
+		name += "-network-off"
+	}
+	return name
 }
 
 // ToolsName is the pinned name of a tool list: its tool names in order,
@@ -111,7 +116,7 @@ func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
 		return nil, err
 	}
 	if h.System != "" && !strings.HasPrefix(h.System, "{{") {
-		name := PromptName(st.mode, st.approval)
+		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote))
 		if prev, dup := p.Prompts[name]; dup && prev != h.System {
 			return nil, fmt.Errorf("two different system prompts pin as %s in one run:\n%s", name, TextDiff(prev, h.System))
 		}

@@ -338,6 +338,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.Approval != "" {
 		args = append(args, "--approval", d.sc.Input.Approval)
 	}
+	if d.sc.Input.Network != "" {
+		args = append(args, "--network", d.sc.Input.Network)
+	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
 		if d.r.StandinURL != "" {

@@ -25,15 +25,16 @@
 // # input.json
 //
 //	{"steps":[STEP, …], "permissionAnswers":[{"kind":KIND}, …], "recordedWith":"…",
-//	 "mode":"workspace-write", "approval":"never"}
+//	 "mode":"workspace-write", "approval":"never", "network":"off"}
 //
 // steps is required and not empty. permissionAnswers is a FIFO queue of ACP
 // permission option kinds (allow_once, allow_always, reject_once,
 // reject_always). recordedWith says how the fixture was recorded, e.g.
 // "standin:standin.json" (a local file that must exist) or
-// "deepseek:deepseek-chat". mode and approval are the agent's default
-// sandbox mode and approval policy for the run (reel acp --mode and
-// --approval); absent, reel's defaults apply. Each STEP is an object with
+// "deepseek:deepseek-chat". mode, approval and network are the agent's
+// default sandbox mode, approval policy and network switch for the run
+// (reel acp --mode, --approval and --network); absent, reel's defaults
+// apply. Each STEP is an object with
 // an "op" and exactly the fields that op accepts, listed by the vocabulary
 // (below) and by docs/scenarios.md's table generated from it; "session", a
 // 0-based session index, defaults to 0.

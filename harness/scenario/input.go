@@ -238,11 +238,13 @@ type Input struct {
 	// reel's defaults.
 	Mode     string `json:"mode,omitempty"`
 	Approval string `json:"approval,omitempty"`
+	// Network is reel acp's --network ("on" or "off"), "" for its default.
+	Network string `json:"network,omitempty"`
 }
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -285,6 +287,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Mode, err = m.Value.NonEmpty()
 		case "approval":
 			in.Approval, err = m.Value.NonEmpty()
+		case "network":
+			in.Network, err = m.Value.NonEmpty()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		}
