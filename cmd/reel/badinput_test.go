@@ -46,10 +46,12 @@ type badCase struct {
 }
 
 const (
-	initFrame   = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
-	newFrame    = `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
-	pingFrame   = `{"jsonrpc":"2.0","id":99,"method":"initialize","params":{"protocolVersion":1}}`
-	promptFrame = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`
+	initFrame     = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`
+	newFrame      = `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`
+	pingFrame     = `{"jsonrpc":"2.0","id":99,"method":"initialize","params":{"protocolVersion":1}}`
+	newWSFrame    = `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"$TMP/ws","mcpServers":[]}}`
+	promptWSFrame = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s-ws","prompt":[{"type":"text","text":"x"}]}}`
+	promptFrame   = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`
 )
 
 // wire sends initialize, session/new, the hostile frame and a ping to a
@@ -85,6 +87,12 @@ func wire(frame string) func(t *testing.T, tmp string) (string, bool) {
 		}
 		return answer, survived
 	}
+}
+
+// standinCalling is a stand-in script whose model calls tool with args
+// (JSON text, escaped for a JSON string) and then answers "done".
+func standinCalling(tool, args string) string {
+	return `{"responses":[{"toolCalls":[{"id":"c1","name":"` + tool + `","arguments":"` + args + `"}]},{"text":"done"}]}`
 }
 
 // command runs reel with args in tmp and returns its stderr; ok means it
@@ -223,6 +231,10 @@ func badCases() []badCase {
 		{area: "hooks", name: "a hook type reel does not run (http), shown at the first prompt", run: withFile("h.json", `{"hooks":{"Stop":[{"hooks":[{"type":"http","url":"http://x"}]}]}}`, acpFrames([]string{"--state-dir", "$TMP/st", "--session-id", "s1", "--replay", "$FIXTURES/text-turn/session.jsonl", "--hooks", "h.json"}, initFrame, newFrame, promptFrame)), want: `skipping unsupported \"http\" hook on Stop (only command hooks run)`, loads: true},
 		{area: "hooks", name: "a hook printing malformed JSON (read as text; the prompt goes on, the next hook runs)", run: withFile("h.json", `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo '{\"decision\": bl'"},{"type":"command","command":"echo '{\"hookSpecificOutput\":{\"hookEventName\":\"UserPromptSubmit\",\"additionalContext\":\"HOOKS-RAN\"}}'"}]}]}}`, acpFrames([]string{"--state-dir", "$TMP/st", "--mode", "danger-full-access", "--session-id", "s1", "--replay", "$FIXTURES/text-turn/session.jsonl", "--hooks", "h.json"}, initFrame, newFrame, promptFrame)), want: `[hooks-claude-code] HOOKS-RAN`, loads: true},
 		{area: "hooks", name: "a hook answering for another event (its permissionDecision ignored, its top-level decision kept)", run: withFile("h.json", `{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"echo '{\"decision\":\"block\",\"reason\":\"top-level block\",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"allow\"}}'"}]}]}}`, acpFrames([]string{"--state-dir", "$TMP/st", "--mode", "danger-full-access", "--session-id", "s1", "--replay", "$FIXTURES/text-turn/session.jsonl", "--hooks", "h.json"}, initFrame, newFrame, promptFrame)), want: `The prompt was blocked by a UserPromptSubmit hook: top-level block`, loads: true},
+		{area: "tools", name: "job_output for a job id that does not exist", run: withFile("s.json", standinCalling("job_output", `{\"job_id\":\"bash-9\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame))), want: `Error: unknown job bash-9`, loads: true},
+		{area: "tools", name: "web_fetch of a file: URL", run: withFile("s.json", standinCalling("web_fetch", `{\"url\":\"file:///etc/passwd\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame))), want: `unsupported URL scheme \"file:\" (only http and https are allowed)`, loads: true},
+		{area: "tools", name: "skill with a name no skill has", run: withFile("s.json", standinCalling("skill", `{\"name\":\"nope\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame))), want: `is unknown or no longer available`, loads: true},
+		{area: "tools", name: "SKILL.md whose frontmatter never closes (shown at the first prompt; the skill is skipped)", run: withFile("ws/.reel/skills/bad/SKILL.md", "---\nname: bad\ndescription: never closed\n", withFile("s.json", standinCalling("skill", `{\"name\":\"bad\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame)))), want: `skill skipped: $TMP/ws/.reel/skills/bad/SKILL.md`, loads: true},
 		{area: "cli", name: "unknown command", run: command("frobnicate"), want: `unknown command "frobnicate"`},
 		{area: "fixture", name: "unknown op in input.json", run: withFile("fx/bad/input.json", `{"steps":[{"op":"dance"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `fx/bad/input.json: steps[0].op: unknown op "dance"`},
 		{area: "fixture", name: "unknown step field", run: withFile("fx/bad/input.json", `{"steps":[{"op":"prompt","txt":"hi"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps", "-run", "bad")), want: `unknown field "txt"`},
@@ -321,7 +333,7 @@ func acpFrames(args []string, frames ...string) func(t *testing.T, tmp string) (
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "LANG=C"}
 		in := ""
 		if len(frames) > 0 {
-			in = strings.Join(frames, "\n") + "\n"
+			in = strings.ReplaceAll(strings.Join(frames, "\n")+"\n", "$TMP", tmp)
 		}
 		cmd.Stdin = strings.NewReader(in)
 		var out, errb bytes.Buffer
