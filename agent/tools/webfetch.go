@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -142,9 +144,10 @@ func describeWebFetch(args json.RawMessage) (string, Kind, []Location) {
 // (the reference's runtime wording). The zero value is ready to use; its
 // fields configure the tool and are read-only once it is in a [Set].
 type WebFetch struct {
-	// Transport sends the requests; nil means http.DefaultTransport. Tests
-	// point it at a local server. The tool sets no cookie jar and follows
-	// redirects itself, whatever the transport.
+	// Transport sends the requests; nil means a transport that refuses to
+	// connect to link-local and multicast addresses (see guardedDial).
+	// Tests point it at a local server. The tool sets no cookie jar and
+	// follows redirects itself, whatever the transport.
 	Transport http.RoundTripper
 	// NetworkOff refuses every call (reel was started with --network off).
 	NetworkOff bool
@@ -271,9 +274,64 @@ func (w WebFetch) limits() WebFetch {
 		l.UserAgent = DefaultWebFetchUserAgent
 	}
 	if l.Transport == nil {
-		l.Transport = http.DefaultTransport
+		l.Transport = guardedTransport()
 	}
 	return l
+}
+
+// guardedTransport is http.DefaultTransport's settings with guardedDial
+// and no kept-alive connections (each call makes its own transport).
+func guardedTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = guardedDial((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	t.DisableKeepAlives = true
+	return t
+}
+
+// awsMetadataV6 is the IPv6 address of AWS's instance metadata service.
+var awsMetadataV6 = netip.MustParseAddr("fd00:ec2::254")
+
+// ErrBlockedAddress marks a fetch refused because its host resolves to a
+// link-local or multicast address.
+var ErrBlockedAddress = errors.New("address not fetched")
+
+// guardedDial resolves the host itself and connects only to an address
+// that is not link-local, multicast or unspecified, nor AWS's IPv6
+// metadata address (fd00:ec2::254): the model must not reach a cloud
+// metadata service (169.254.169.254) or a link-local device through the
+// agent. The address dialled is the one checked, so a DNS answer that
+// changes between check and connect gains nothing. Loopback and private
+// networks stay reachable: a local dev server is a common thing to fetch.
+// (The reference defers this protection; reel enables web_fetch by
+// default, so it cannot.)
+func guardedDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if err != nil {
+			return nil, err
+		}
+		var lastErr error
+		for _, ip := range ips {
+			ip = ip.Unmap()
+			if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || ip == awsMetadataV6 {
+				lastErr = fmt.Errorf("%w: %s resolves to %s, a link-local, multicast or unspecified address (such as the cloud metadata service at 169.254.169.254), which web_fetch does not connect to", ErrBlockedAddress, host, ip)
+				continue
+			}
+			c, err := dial(ctx, network, net.JoinHostPort(ip.String(), port))
+			if err == nil {
+				return c, nil
+			}
+			lastErr = err
+		}
+		if lastErr == nil {
+			lastErr = fmt.Errorf("%s: no address", host)
+		}
+		return nil, lastErr
+	}
 }
 
 // webFetchError is a failure to fetch or show a resource; its message is

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -519,4 +520,25 @@ func FuzzWebFetchURL(f *testing.F) {
 			t.Fatalf("%q normalized to %q, which parses to %v, %v", s, norm, again, err)
 		}
 	})
+}
+
+// TestWebFetchBlockedAddresses: without a test transport, web_fetch does
+// not connect to link-local, multicast or unspecified addresses (the cloud
+// metadata service), while loopback stays reachable.
+func TestWebFetchBlockedAddresses(t *testing.T) {
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/", "http://224.0.0.1/", "http://0.0.0.0:9/", "http://[::]:9/", "http://[fd00:ec2::254]/"} {
+		res, err := WebFetch{}.Run(context.Background(), &Env{Cwd: t.TempDir()}, json.RawMessage(`{"url":"`+u+`"}`))
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if !res.IsError || !strings.Contains(res.Text, "which web_fetch does not connect to") {
+			t.Errorf("%s: %+v", u, res)
+		}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "local") }))
+	defer srv.Close()
+	res, err := WebFetch{}.Run(context.Background(), &Env{Cwd: t.TempDir()}, json.RawMessage(`{"url":"`+srv.URL+`/"}`))
+	if err != nil || res.IsError || !strings.HasSuffix(res.Text, "local") {
+		t.Errorf("loopback: %+v %v", res, err)
+	}
 }
