@@ -48,6 +48,7 @@ type Session struct {
 	observed fileObservations
 	repeat   repeatChain
 	notices  notices
+	catalog  catalogState
 	instr    instrState
 
 	// started is closed when the SessionStart hooks have run; stopStart

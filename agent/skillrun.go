@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"strings"
 
@@ -75,20 +76,37 @@ func (s *Session) skillCatalog(ctx context.Context) *sessionlog.UserMessage {
 	}
 }
 
+// catalogState caches what catalogDigest found: the log's events up to
+// scanned were read, under surface generation gen; seq and digest are the
+// newest catalog's (seq -1: none), ever whether the log held one.
+type catalogState struct {
+	valid        bool
+	gen, scanned int
+	seq          int
+	digest       string
+	ever         bool
+}
+
+// catalogMarker is in the data of every skill catalog message.
+var catalogMarker = []byte(`"kind":"` + skills.CatalogKind + `"`)
+
 // catalogDigest is the digest of the newest skill catalog on the surface
-// ("" for none) and whether the log ever held one.
+// ("" for none) and whether the log ever held one. It reads each event
+// once: only what was appended since the last call, unless the surface
+// was rewritten (compaction), which makes it read the whole log again;
+// and it parses only messages that may be catalogs.
 func (s *Session) catalogDigest() (visible string, ever bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lg := s.log.Log()
-	on := map[int]bool{}
-	for _, seq := range lg.Surface().Seqs() {
-		on[seq] = true
+	c := &s.catalog
+	if !c.valid || c.gen != lg.Surface().Gen() {
+		*c = catalogState{valid: true, gen: lg.Surface().Gen(), seq: -1, ever: c.ever}
 	}
 	evs := lg.Events()
-	for i := len(evs) - 1; i >= 0; i-- {
+	for i := c.scanned; i < len(evs); i++ {
 		e := &evs[i]
-		if e.Type != sessionlog.TypeUserMessage {
+		if e.Type != sessionlog.TypeUserMessage || !bytes.Contains(e.Data, catalogMarker) {
 			continue
 		}
 		m, err := sessionlog.ParseMessage(e.Data)
@@ -99,16 +117,17 @@ func (s *Session) catalogDigest() (visible string, ever bool) {
 		if src.UnmarshalJSON(m.Source) != nil {
 			continue
 		}
-		d, ok := skills.SourceDigest(src)
-		if !ok {
-			continue
-		}
-		ever = true
-		if on[e.Seq] {
-			return d, true
+		if d, ok := skills.SourceDigest(src); ok {
+			c.seq, c.digest, c.ever = e.Seq, d, true
 		}
 	}
-	return "", ever
+	c.scanned = len(evs)
+	if c.seq < 0 || lg.Surface().Index(c.seq) < 0 {
+		// The newest catalog is not on the surface (compaction hid it):
+		// the next one is a replacement.
+		return "", c.ever
+	}
+	return c.digest, c.ever
 }
 
 // invokedSkills are the messages of the user-invocable skills a prompt
