@@ -283,7 +283,7 @@ func (e *Engine) Close() error {
 // toolSet is the tool set of the engine: reel's own tools (with the
 // escalation arguments when escalation is set), web_fetch and skill.
 func toolSet(cfg Config, escalation bool) *tools.Set {
-	list := tools.Default(tools.Options{Escalation: escalation}).Tools()
+	list := tools.DefaultTools(tools.Options{Escalation: escalation})
 	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills})
 	s, err := tools.NewSet(list...)
 	if err != nil {

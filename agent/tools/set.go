@@ -28,14 +28,20 @@ type Options struct {
 // edit, glob, grep, job_kill, job_list, job_output, todo_write (the job
 // tools sorted as the reference sorts its list).
 func Default(opts Options) *Set {
-	//lint:ignore S1016 Options is the set's configuration and will outgrow the tool structs.
-	s, err := NewSet(Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, JobKill{}, JobList{}, JobOutput{}, TodoWrite{})
+	s, err := NewSet(DefaultTools(opts)...)
 	if err != nil {
 		// The built-in tools have unique names and valid schemas; the
 		// tests hold them to it.
 		panic(err)
 	}
 	return s
+}
+
+// DefaultTools are the tools of Default, in its order, for a caller that
+// builds a set of its own with more tools.
+func DefaultTools(opts Options) []Tool {
+	//lint:ignore S1016 Options is the set's configuration and will outgrow the tool structs.
+	return []Tool{Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, JobKill{}, JobList{}, JobOutput{}, TodoWrite{}}
 }
 
 // NewSet returns a Set of tools in the given order. It fails on a nil tool,

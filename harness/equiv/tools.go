@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -569,12 +570,35 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-var (
-	webFetched = regexp.MustCompile(`^Fetched (\S+) \(HTTP (\d{3})\)`)
-	// webWord is a run of letters, digits and marks, or one other
-	// non-space, non-markup character.
-	webWord = regexp.MustCompile(`[\pL\pN\pM]+|[^\s\pL\pN\pM*_#|\-:\[\]()=>` + "`" + `]`)
-)
+var webFetched = regexp.MustCompile(`^Fetched (\S+) \(HTTP (\d{3})\)`)
+
+// webWords splits a page's text into its words: runs of letters, digits
+// and marks, and every other character that is neither space nor one of
+// Markdown's marks (`*_#|-:[]()=>` and the backquote), one by one.
+func webWords(s string) []string {
+	var out []string
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) }
+	start := -1
+	for i, r := range s {
+		if word(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			out = append(out, s[start:i])
+			start = -1
+		}
+		if !unicode.IsSpace(r) && !strings.ContainsRune("*_#|-:[]()=>`", r) {
+			out = append(out, string(r))
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
 
 // webFetchEssence reduces a web_fetch result to its URL, status and the
 // words of the page.
@@ -584,7 +608,7 @@ func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return Essence{}, false
 	}
 	body := strings.TrimPrefix(text, m[0])
-	return Essence{Facts: []string{"url " + m[1], "status " + m[2]}, Items: webWord.FindAllString(body, -1)}, true
+	return Essence{Facts: []string{"url " + m[1], "status " + m[2]}, Items: webWords(body)}, true
 }
 
 var (
