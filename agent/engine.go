@@ -217,8 +217,9 @@ func (e *Engine) Session(id string) (*Session, error) {
 // SessionInfo describes one stored session.
 type SessionInfo struct {
 	ID, Cwd string
-	// CreatedAt is the log header's creation time.
-	CreatedAt time.Time
+	// CreatedAt is the log header's creation time; UpdatedAt the time of
+	// the session's last activity (sessionlog.Info.UpdatedAt).
+	CreatedAt, UpdatedAt time.Time
 }
 
 // Sessions lists the stored sessions (live or not) whose cwd is cwd, or
@@ -234,7 +235,8 @@ func (e *Engine) Sessions(ctx context.Context, cwd string) iter.Seq[SessionInfo]
 			if cwd != "" && cwd != info.Cwd {
 				continue
 			}
-			if !yield(SessionInfo{ID: info.ID, Cwd: info.Cwd, CreatedAt: time.UnixMilli(info.CreatedAt).UTC()}) {
+			if !yield(SessionInfo{ID: info.ID, Cwd: info.Cwd, CreatedAt: time.UnixMilli(info.CreatedAt).UTC(),
+				UpdatedAt: time.UnixMilli(max(info.UpdatedAt, info.CreatedAt)).UTC()}) {
 				return
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/llm"
@@ -19,6 +20,7 @@ import (
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
+	"github.com/reel-agent/reel/sessionlog/sqlite"
 )
 
 // recorder is an agent.Updates that writes down every report as one line.
@@ -376,5 +378,58 @@ func TestEngineCancelBetweenWrites(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Type != sessionlog.TypeTurnEnd || !strings.Contains(string(last.Data), `"kind":"aborted"`) {
 		t.Errorf("last event %s %s, want an aborted turn/end", last.Type, last.Data)
+	}
+}
+
+// TestSessionsListLastActivity: the session list tells when a session was
+// last used, not when it was made (session/list's updatedAt), with both
+// stores.
+func TestSessionsListLastActivity(t *testing.T) {
+	for _, kind := range []string{"jsonl", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			var store sessionlog.Store
+			var err error
+			if kind == "jsonl" {
+				store, err = jsonl.Open(filepath.Join(dir, "state"), jsonl.Options{})
+			} else {
+				store, err = sqlite.Open(filepath.Join(dir, "state"), sqlite.Options{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			var mu sync.Mutex
+			clock := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+			now := func() time.Time { // an hour passes at every look
+				mu.Lock()
+				defer mu.Unlock()
+				clock = clock.Add(time.Hour)
+				return clock
+			}
+			e, err := agent.New(agent.Config{Store: store, Models: agent.SharedModels{Provider: replay.New([]replay.Entry{textEntry("hi")}, 0, dir)},
+				Provider: "replay", Model: "replay", Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			s, err := e.NewSession(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Prompt(context.Background(), []agent.Content{{Text: "hello"}}, agent.Client{}); err != nil {
+				t.Fatal(err)
+			}
+			var infos []agent.SessionInfo
+			for info := range e.Sessions(context.Background(), "") {
+				infos = append(infos, info)
+			}
+			if len(infos) != 1 {
+				t.Fatalf("listed %+v", infos)
+			}
+			if !infos[0].UpdatedAt.After(infos[0].CreatedAt.Add(time.Hour)) {
+				t.Errorf("UpdatedAt %v is not the last activity (created %v, a turn later)", infos[0].UpdatedAt, infos[0].CreatedAt)
+			}
+		})
 	}
 }

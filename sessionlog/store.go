@@ -65,6 +65,10 @@ type Loaded struct {
 type Info struct {
 	ID        string
 	CreatedAt int64
+	// UpdatedAt is when the session was last active, in Unix ms: its last
+	// event's time (SQLite) or its log file's modification time (JSONL);
+	// never before CreatedAt.
+	UpdatedAt int64
 	Cwd       string
 	// Location is the backend's name for it (a file path, a database path).
 	Location string

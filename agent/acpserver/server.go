@@ -411,7 +411,7 @@ func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) 
 		if p.Cwd != nil && info.Cwd != *p.Cwd {
 			continue
 		}
-		updated := info.CreatedAt.Format(time.RFC3339)
+		updated := info.UpdatedAt.Format(time.RFC3339)
 		resp.Sessions = append(resp.Sessions, acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated})
 	}
 	return resp, nil

@@ -134,7 +134,7 @@ func (s suite) roundTrip(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st := s.open(t, dir)
-	h := header(t, "round-trip", 1_783_352_050_748)
+	h := header(t, "round-trip", 1_783_352_049_000) // before the events
 	events := completeTurns(2)
 	w, err := st.Create(ctx, h)
 	must(t, err)
@@ -168,6 +168,11 @@ func (s suite) roundTrip(t *testing.T) {
 	infos := list(t, st2)
 	if len(infos) != 1 || infos[0].ID != h.ID || infos[0].CreatedAt != h.CreatedAt || infos[0].Cwd != h.Cwd || infos[0].Location == "" {
 		t.Fatalf("List = %+v, want one entry for %s", infos, h.ID)
+	}
+	// The last activity is no earlier than the last event: the list shows
+	// when a session was last used, not when it was made.
+	if last := events[len(events)-1].Time; infos[0].UpdatedAt < last || infos[0].UpdatedAt < h.CreatedAt {
+		t.Fatalf("List UpdatedAt %d, want at least the last event's time %d and the creation time %d", infos[0].UpdatedAt, last, h.CreatedAt)
 	}
 }
 

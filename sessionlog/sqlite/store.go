@@ -295,7 +295,7 @@ func (s *Store) Inspect(ctx context.Context, id string) (*sessionlog.Loaded, err
 // only.
 func (s *Store) List(ctx context.Context) iter.Seq2[sessionlog.Info, error] {
 	return func(yield func(sessionlog.Info, error) bool) {
-		rows, err := s.db.QueryContext(ctx, "SELECT id, created_at, cwd FROM sessions ORDER BY id")
+		rows, err := s.db.QueryContext(ctx, "SELECT s.id, s.created_at, s.cwd, (SELECT MAX(e.time) FROM events e WHERE e.session_id = s.id) FROM sessions s ORDER BY s.id")
 		if err != nil {
 			yield(sessionlog.Info{Location: s.path}, fmt.Errorf("%s: list: %w", s.path, err))
 			return
@@ -304,11 +304,13 @@ func (s *Store) List(ctx context.Context) iter.Seq2[sessionlog.Info, error] {
 		for rows.Next() {
 			info := sessionlog.Info{Location: s.path}
 			var cwd sql.NullString
-			if err := rows.Scan(&info.ID, &info.CreatedAt, &cwd); err != nil {
+			var last sql.NullInt64
+			if err := rows.Scan(&info.ID, &info.CreatedAt, &cwd, &last); err != nil {
 				yield(info, fmt.Errorf("%s: list: %w", s.path, err))
 				return
 			}
 			info.Cwd = cwd.String
+			info.UpdatedAt = max(info.CreatedAt, last.Int64)
 			if !yield(info, nil) {
 				return
 			}
