@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -10,13 +11,15 @@ import (
 
 // History replays the session's conversation to u in log order, the way a
 // live turn reported it: the user's prompts, thoughts, answer text, tool
-// calls with their final status and output, hooks' context as thoughts.
+// calls (titles, kinds, absolute locations) with their final status,
+// output and file diffs, the plans, and hooks' context as thoughts.
 // Messages the engine entered for the model (instruction files, reminders,
 // compaction summaries) are not retold.
 func (s *Session) History(ctx context.Context, u Updates) {
 	s.mu.Lock()
 	events := s.log.Log().Events()
 	s.mu.Unlock()
+	calls := map[string]ToolCall{}
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -55,9 +58,15 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				continue
 			}
 			call := ToolCall{ID: d.CallID, Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
-			call.Title, call.Kind, call.Locations = s.eng.toolsFor(s.Mode()).DescribeCall(nil, d.Name, call.Arguments)
+			// Described as the live call was: paths resolved against the
+			// session's working directory.
+			call.Title, call.Kind, call.Locations = s.eng.toolsFor(s.Mode()).DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, call.Arguments)
 			u.ToolStart(ctx, call)
+			calls[d.CallID] = call
 		case sessionlog.TypeToolResult:
+			d, _ := sessionlog.DecodeData[struct {
+				Meta json.RawMessage `json:"meta"`
+			}](e)
 			for _, p := range parsed(e).Content {
 				if p.Type != "tool-result" {
 					continue
@@ -66,7 +75,13 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				for _, c := range p.Content {
 					text += c.Text
 				}
-				u.ToolEnd(ctx, p.ToolCallID, tools.Result{Text: text, IsError: p.IsError})
+				u.ToolEnd(ctx, p.ToolCallID, tools.Result{Text: text, IsError: p.IsError, Diff: diffOf(d.Meta)})
+				// The plan the live turn showed after a todo_write.
+				if c, ok := calls[p.ToolCallID]; ok && c.Name == "todo_write" && !p.IsError {
+					if a, err := tools.ParseTodoArgs(c.Arguments); err == nil {
+						u.Plan(ctx, a.Todos)
+					}
+				}
 			}
 		}
 	}
@@ -79,4 +94,58 @@ func parsed(e *sessionlog.Event) sessionlog.Message {
 	}
 	m, _ := sessionlog.ParseMessage(raw)
 	return m
+}
+
+// maxDiffMeta bounds the texts of the diffs a tool/result's meta keeps for
+// a loaded session to show again; a larger change keeps none (its call
+// and result still show what was done).
+const maxDiffMeta = 64 << 10
+
+// diffMeta is the tool/result meta of a file change, {"diffs":[{"path",
+// "oldText"?,"newText"}]} (the reference's member; oldText absent for a
+// new file), nil for no change or one too large to keep.
+func diffMeta(d *tools.Diff) json.RawMessage {
+	if d == nil {
+		return nil
+	}
+	size := len(d.NewText)
+	if d.OldText != nil {
+		size += len(*d.OldText)
+	}
+	if size > maxDiffMeta {
+		return nil
+	}
+	b := append([]byte(nil), `{"diffs":[{"path":`...)
+	b = sessionlog.AppendString(b, d.Path)
+	if d.OldText != nil {
+		b = append(b, `,"oldText":`...)
+		b = sessionlog.AppendString(b, *d.OldText)
+	}
+	b = append(b, `,"newText":`...)
+	b = sessionlog.AppendString(b, d.NewText)
+	return append(b, "}]}"...)
+}
+
+// diffOf reads back the first diff of a tool/result's meta written by
+// diffMeta (nil for none, or for the reference's relative paths, which a
+// client cannot place).
+func diffOf(meta json.RawMessage) *tools.Diff {
+	if len(meta) == 0 {
+		return nil
+	}
+	var m struct {
+		Diffs []struct {
+			Path    string  `json:"path"`
+			OldText *string `json:"oldText"`
+			NewText *string `json:"newText"`
+		} `json:"diffs"`
+	}
+	if json.Unmarshal(meta, &m) != nil || len(m.Diffs) == 0 {
+		return nil
+	}
+	f := m.Diffs[0]
+	if f.NewText == nil || !filepath.IsAbs(f.Path) {
+		return nil
+	}
+	return &tools.Diff{Path: f.Path, OldText: f.OldText, NewText: *f.NewText}
 }

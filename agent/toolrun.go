@@ -53,6 +53,9 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 	}
 	data := sessionlog.NewToolResult(r.turn, step, id, res.Text, res.IsError, r.e.newID())
 	data.Meta = res.Meta
+	if data.Meta == nil {
+		data.Meta = diffMeta(res.Diff)
+	}
 	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolResult, data, sessionlog.AppendOp(), []int{callSeq}); err != nil {
 		return err
 	}
