@@ -1,6 +1,9 @@
 // Package agent is reel's turn engine: it owns sessions and their logs, the
-// turn/step loop, tool runs and their approval, compaction and background
-// jobs. It knows nothing of the Agent Client Protocol: a session reports
+// turn/step loop, tool runs and their approval, compaction, background
+// jobs, the skill catalog and the extension points hooks listen on
+// ([Hook]: session start, prompt submit, before and after each tool call,
+// the turn's stopping; the Claude Code and Codex bridges are in
+// agent/hooks). It knows nothing of the Agent Client Protocol: a session reports
 // what a turn does through the small [Updates] interface and asks for
 // escalations through [Approver], both supplied per prompt in a [Client].
 // The ACP adapter (package agent/acpserver) implements them with
@@ -11,7 +14,10 @@
 // user/messages, the request/header the step owes (initial, resume, change,
 // series — or none), request/context right before the model call, the
 // stream as assistant/chunk events, assistant/message citing its chunks,
-// tool/call then tool/result (citing the call) per tool call, and step/end.
+// tool/call then tool/result (citing the call) per tool call, and step/end;
+// hook/invoked and hook/result pairs lie where their hooks ran (a
+// UserPromptSubmit before step 1, a Stop after the step that ended the
+// answer).
 // The turn ends with turn/end. The model request is built from the log, so
 // nothing reaches a model unless it is on the log first; the log is made
 // durable before each model call, before each tool runs, after each step

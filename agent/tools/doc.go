@@ -1,5 +1,7 @@
 // Package tools implements the coding tools of the reel ACP agent: bash,
-// read, write, edit, glob and grep.
+// read, write, edit, glob, grep, todo_write, the background-job tools
+// (job_output, job_kill, job_list) and web_fetch, and Exec, the runner of
+// short commands with their own stdin, stdout and stderr (hook commands).
 //
 // # Contract
 //

@@ -1,8 +1,3 @@
-// Package jsrules holds the few JavaScript rules reel reproduces byte for
-// byte because the systems whose files it reads and writes are JavaScript
-// programs: the order of an object's own keys, and string length in UTF-16
-// code units. (The number and string encoders of JSON.stringify are
-// sessionlog.AppendNumber and sessionlog.AppendString.)
 package jsrules
 
 import (
