@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reel-agent/reel/internal/jsrules"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -135,47 +136,47 @@ func Parse(d Dialect, raw []byte, vars Substitution) (*Config, []Skipped, error)
 	}
 	cfg := &Config{Dialect: d, Events: map[string][]Group{}}
 	var skipped []Skipped
-	m, _ := root.(*jsObject)
+	m, _ := root.(*jsrules.Object)
 	if m == nil {
 		return cfg, nil, nil
 	}
-	if inner, ok := m.get("hooks").(*jsObject); ok {
+	if inner, ok := m.Get("hooks").(*jsrules.Object); ok {
 		m = inner
 	}
 	for _, event := range list {
-		rawGroups, ok := m.get(event).([]any)
+		rawGroups, ok := m.Get(event).([]any)
 		if !ok {
 			continue
 		}
 		var groups []Group
 		for _, rg := range rawGroups {
-			g, ok := rg.(*jsObject)
+			g, ok := rg.(*jsrules.Object)
 			if !ok {
 				continue
 			}
-			rawHooks, ok := g.get("hooks").([]any)
+			rawHooks, ok := g.Get("hooks").([]any)
 			if !ok {
 				continue
 			}
 			var cmds []Command
 			for _, rh := range rawHooks {
-				h, ok := rh.(*jsObject)
+				h, ok := rh.(*jsrules.Object)
 				if !ok {
 					continue
 				}
 				typ := "command"
-				if t, ok := h.get("type").(string); ok {
+				if t, ok := h.Get("type").(string); ok {
 					typ = t
 				}
 				if typ != "command" {
 					skipped = append(skipped, Skipped{Dialect: d, Event: event, Type: typ})
 					continue
 				}
-				if a, ok := h.get("async").(bool); d == Codex && ok && a {
+				if a, ok := h.Get("async").(bool); d == Codex && ok && a {
 					skipped = append(skipped, Skipped{Dialect: d, Event: event, Type: typ, Async: true})
 					continue
 				}
-				script, ok := h.get("command").(string)
+				script, ok := h.Get("command").(string)
 				if !ok {
 					continue
 				}
@@ -186,7 +187,7 @@ func Parse(d Dialect, raw []byte, vars Substitution) (*Config, []Skipped, error)
 			}
 			group := Group{Hooks: cmds}
 			if event != EventUserPromptSubmit && event != EventStop {
-				group.Matcher, _ = g.get("matcher").(string)
+				group.Matcher, _ = g.Get("matcher").(string)
 			}
 			re, err := compileMatcher(d, group.Matcher)
 			if err != nil {
@@ -204,10 +205,10 @@ func Parse(d Dialect, raw []byte, vars Substitution) (*Config, []Skipped, error)
 
 // timeoutOf is a hook's own time limit: "timeout" in seconds (Codex also
 // "timeoutSec"); 0 when absent, not a number, not positive or NaN.
-func timeoutOf(d Dialect, h *jsObject) time.Duration {
-	n, ok := h.get("timeout").(jsNumber)
+func timeoutOf(d Dialect, h *jsrules.Object) time.Duration {
+	n, ok := h.Get("timeout").(jsrules.Number)
 	if !ok && d == Codex {
-		n, ok = h.get("timeoutSec").(jsNumber)
+		n, ok = h.Get("timeoutSec").(jsrules.Number)
 	}
 	if !ok {
 		return 0
@@ -222,22 +223,17 @@ func timeoutOf(d Dialect, h *jsObject) time.Duration {
 	return time.Duration(sec * float64(time.Second))
 }
 
-// decodeJSON parses raw as JSON.parse would, keeping object members in
-// JavaScript's own-property order.
+// decodeJSON parses raw as JSON.parse would (jsrules.Parse); malformed
+// JSON is a *ConfigError naming its line.
 func decodeJSON(raw []byte) (any, error) {
-	if err := json.Unmarshal(raw, new(json.RawMessage)); err != nil {
+	v, err := jsrules.Parse(raw)
+	if err != nil {
 		ce := &ConfigError{Err: err}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			ce.Line = 1 + bytes.Count(raw[:min(int(se.Offset), len(raw))], []byte{'\n'})
 		}
 		return nil, ce
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	v, err := readValue(dec)
-	if err != nil { // cannot happen past the syntax check
-		return nil, &ConfigError{Err: err}
 	}
 	return v, nil
 }

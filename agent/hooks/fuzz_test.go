@@ -90,11 +90,12 @@ func FuzzParseOutput(f *testing.F) {
 			t.Fatalf("JSON read without a clean exit: %+v", out)
 		}
 		if out.UpdatedInput != nil {
-			v, ok := parseJS(out.UpdatedInput)
-			if _, isObj := v.(*jsObject); !ok || !isObj {
+			v, err := jsrules.Parse(out.UpdatedInput)
+			ok := err == nil
+			if _, isObj := v.(*jsrules.Object); !ok || !isObj {
 				t.Fatalf("updatedInput %q is not an object", out.UpdatedInput)
 			}
-			if again := appendJS(nil, v); !bytes.Equal(again, out.UpdatedInput) {
+			if again := jsrules.Append(nil, v); !bytes.Equal(again, out.UpdatedInput) {
 				t.Fatalf("updatedInput round trip %q → %q", out.UpdatedInput, again)
 			}
 		}

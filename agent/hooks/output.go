@@ -63,8 +63,8 @@ func ParseOutput(exitCode *int, stdout, stderr, event string) Output {
 		out.Reason = out.Stderr
 	case 0:
 		if strings.HasPrefix(out.Stdout, "{") {
-			if v, ok := parseJS([]byte(out.Stdout)); ok {
-				if o, ok := v.(*jsObject); ok {
+			if v, err := jsrules.Parse([]byte(out.Stdout)); err == nil {
+				if o, ok := v.(*jsrules.Object); ok {
 					out.applyJSON(o, event)
 				}
 			}
@@ -74,42 +74,42 @@ func ParseOutput(exitCode *int, stdout, stderr, event string) Output {
 }
 
 // applyJSON folds a hook's JSON object into out.
-func (out *Output) applyJSON(o *jsObject, event string) {
-	if c, ok := o.get("continue").(bool); ok {
+func (out *Output) applyJSON(o *jsrules.Object, event string) {
+	if c, ok := o.Get("continue").(bool); ok {
 		out.Continue = &c
 	}
-	if s, ok := o.get("stopReason").(string); ok {
+	if s, ok := o.Get("stopReason").(string); ok {
 		out.StopReason = s
 	}
-	if s, ok := o.get("systemMessage").(string); ok {
+	if s, ok := o.Get("systemMessage").(string); ok {
 		out.SystemMessage = s
 	}
-	if s, _ := o.get("decision").(string); s == DecisionApprove || s == DecisionBlock {
+	if s, _ := o.Get("decision").(string); s == DecisionApprove || s == DecisionBlock {
 		out.Decision = s
 	}
-	if s, ok := o.get("reason").(string); ok {
+	if s, ok := o.Get("reason").(string); ok {
 		out.Reason = s
 	}
-	hso, ok := o.get("hookSpecificOutput").(*jsObject)
+	hso, ok := o.Get("hookSpecificOutput").(*jsrules.Object)
 	if !ok {
 		return
 	}
-	name, _ := hso.get("hookEventName").(string)
+	name, _ := hso.Get("hookEventName").(string)
 	out.HookEventName = name
 	if event != "" && name != event {
 		return
 	}
-	if s, _ := hso.get("permissionDecision").(string); s == DecisionAllow || s == DecisionDeny || s == DecisionAsk {
+	if s, _ := hso.Get("permissionDecision").(string); s == DecisionAllow || s == DecisionDeny || s == DecisionAsk {
 		out.Decision = s
 	}
-	if s, ok := hso.get("permissionDecisionReason").(string); ok {
+	if s, ok := hso.Get("permissionDecisionReason").(string); ok {
 		out.Reason = s
 	}
-	if s, ok := hso.get("additionalContext").(string); ok {
+	if s, ok := hso.Get("additionalContext").(string); ok {
 		out.AdditionalContext = s
 	}
-	if u, ok := hso.get("updatedInput").(*jsObject); ok {
-		out.UpdatedInput = appendJS(nil, u)
+	if u, ok := hso.Get("updatedInput").(*jsrules.Object); ok {
+		out.UpdatedInput = jsrules.Append(nil, u)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/internal/jsrules"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -70,16 +71,16 @@ func base(d Dialect, p *agent.HookPoint, event string) *payload {
 // as JSON.stringify(JSON.parse(args)) writes it; for Codex the reduced
 // {"command": …} of its string "command" argument ("" without one).
 func toolInput(d Dialect, call agent.ToolCall) string {
-	v, _ := parseJS(call.ToolInput())
-	o, _ := v.(*jsObject)
+	v, _ := jsrules.Parse(call.ToolInput())
+	o, _ := v.(*jsrules.Object)
 	if d == Codex {
-		cmd, _ := o.get("command").(string)
+		cmd, _ := o.Get("command").(string)
 		return string(sessionlog.AppendString([]byte(`{"command":`), cmd)) + "}"
 	}
 	if o == nil {
 		return "{}"
 	}
-	return string(appendJS(nil, o))
+	return string(jsrules.Append(nil, o))
 }
 
 func sessionStartPayload(d Dialect, p *agent.HookPoint, source string) []byte {
