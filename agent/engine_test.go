@@ -67,23 +67,11 @@ func (a *approverFunc) Approve(_ context.Context, req agent.Approval) (agent.Ans
 	return a.f(req), nil
 }
 
-func textEntry(text string) replay.Entry {
-	return replay.Entry{Kind: replay.KindChunks, Chunks: []llm.Chunk{
-		{Type: llm.ChunkBlockStart, Index: 0, BlockType: llm.BlockText},
-		{Type: llm.ChunkTextDelta, Index: 0, Text: text},
-		{Type: llm.ChunkBlockEnd, Index: 0, Block: &llm.Block{Type: llm.BlockText, Text: text}},
-		{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishStop}},
-	}}
-}
-
-func toolEntry(id, name, args string) replay.Entry {
-	return replay.Entry{Kind: replay.KindChunks, Chunks: []llm.Chunk{
-		{Type: llm.ChunkBlockStart, Index: 0, BlockType: llm.BlockToolCall},
-		{Type: llm.ChunkToolCallDelta, Index: 0, ID: id, Name: name, ArgumentsDelta: args},
-		{Type: llm.ChunkBlockEnd, Index: 0, Block: &llm.Block{Type: llm.BlockToolCall, ID: id, Name: name, Arguments: args}},
-		{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishToolCalls}},
-	}}
-}
+// textEntry and toolEntry are the scripted model calls of these tests.
+var (
+	textEntry = replay.TextEntry
+	toolEntry = replay.ToolCallEntry
+)
 
 // newEngine is an engine over a JSONL store in a temp dir whose one model
 // serves script; it is closed with the test.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/hooks"
-	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
@@ -45,7 +44,7 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 			var script []replay.Entry
 			for range b.N {
-				script = append(script, toolEntry("c1", "bash", `{"command":"true","description":"nothing"}`), textEntry("done"))
+				script = append(script, replay.ToolCallEntry("c1", "bash", `{"command":"true","description":"nothing"}`), replay.TextEntry("done"))
 			}
 			e, err := agent.New(agent.Config{
 				Store: store, Models: agent.SharedModels{Provider: replay.New(script, 0, dir)},
@@ -68,22 +67,4 @@ func BenchmarkToolCall(b *testing.B) {
 			}
 		})
 	}
-}
-
-func textEntry(text string) replay.Entry {
-	return replay.Entry{Kind: replay.KindChunks, Chunks: []llm.Chunk{
-		{Type: llm.ChunkBlockStart, Index: 0, BlockType: llm.BlockText},
-		{Type: llm.ChunkTextDelta, Index: 0, Text: text},
-		{Type: llm.ChunkBlockEnd, Index: 0, Block: &llm.Block{Type: llm.BlockText, Text: text}},
-		{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishStop}},
-	}}
-}
-
-func toolEntry(id, name, args string) replay.Entry {
-	return replay.Entry{Kind: replay.KindChunks, Chunks: []llm.Chunk{
-		{Type: llm.ChunkBlockStart, Index: 0, BlockType: llm.BlockToolCall},
-		{Type: llm.ChunkToolCallDelta, Index: 0, ID: id, Name: name, ArgumentsDelta: args},
-		{Type: llm.ChunkBlockEnd, Index: 0, Block: &llm.Block{Type: llm.BlockToolCall, ID: id, Name: name, Arguments: args}},
-		{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishToolCalls}},
-	}}
 }
