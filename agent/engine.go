@@ -199,6 +199,11 @@ func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (*Se
 	s := &Session{eng: e, id: id, cwd: cwd, provider: prov, log: ls, firstOfInstance: true,
 		spill: tools.NewSpillBudget(tools.DefaultSessionSpillBytes)}
 	s.catchUp()
+	// Where the log lives, for hooks (looked up once: a hook runs at
+	// every tool call).
+	if tp, ok := e.cfg.Store.(transcriptPather); ok {
+		s.transcript = tp.Path(id)
+	}
 	e.sessions[id] = s
 	return s, nil
 }

@@ -15,10 +15,13 @@ import (
 // state of its loop instance. Its methods are safe for concurrent use; one
 // prompt runs at a time.
 type Session struct {
-	eng      *Engine
-	id       string
-	cwd      string
-	provider llm.Provider
+	eng *Engine
+	id  string
+	cwd string
+	// transcript is the file holding the log ("" when the store has none
+	// of its own).
+	transcript string
+	provider   llm.Provider
 
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session

@@ -114,13 +114,17 @@ echo HOOK-RAN >> hunt.txt`, outside)
 		t.Fatal(err)
 	}
 	var in struct {
-		Event string `json:"hook_event_name"`
-		Input struct {
+		Event      string `json:"hook_event_name"`
+		Transcript string `json:"transcript_path"`
+		Input      struct {
 			Description string `json:"description"`
 		} `json:"tool_input"`
 	}
 	if err := json.Unmarshal(payload, &in); err != nil || in.Event != "PreToolUse" || in.Input.Description != hostile {
 		t.Errorf("the hook's stdin is not the PreToolUse payload carrying the arguments as data (%v): %s", err, payload)
+	}
+	if want := filepath.Join(state, sid+".jsonl"); in.Transcript != want {
+		t.Errorf("transcript_path %q, want the session's log %q", in.Transcript, want)
 	}
 	for i, body := range model.Requests() {
 		if strings.Contains(string(body), key) {
