@@ -91,3 +91,56 @@ func TestAttackSpillBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackJobFloodBounded: a background job that prints 50 MB on each
+// of stdout and stderr, read back with job_output, shows the model a
+// bounded window and spills at most the spill caps — through the real
+// binary, the job's end waited for by the model.
+func TestAttackJobFloodBounded(t *testing.T) {
+	needLandlock(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	state := filepath.Join(dir, "state", "sessions")
+	spill := filepath.Join(dir, "state", "spill")
+	for _, d := range []string{ws, state, spill} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flood := `head -c 50000000 /dev/zero | tr '\0' o; head -c 50000000 /dev/zero | tr '\0' e >&2; echo JOB-END`
+	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+		{ToolCalls: []standin.ToolCall{{ID: "start", Name: "bash", Arguments: jsonArgs(t, map[string]any{"command": flood, "run_in_background": true})}}},
+		{ToolCalls: []standin.ToolCall{{ID: "read", Name: "job_output", Arguments: jsonArgs(t, map[string]any{"job_id": "bash-1", "wait": true, "timeout_ms": 120000})}}},
+		{Text: "done"},
+	}})
+	p := startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=sk-job-flood"), "acp", "--state-dir", state,
+		"--mode", "workspace-write", "--provider", "deepseek", "--base-url", url, "--model", "standin")
+	p.initialize()
+	sid := p.newSession(ws)
+	stop, frames := p.prompt(sid, "flood in the background")
+	if stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	got := toolResults(frames)["read"]
+	if !strings.Contains(got, "JOB-END") || !strings.Contains(got, "[status: completed, exit code: 0]") {
+		t.Fatalf("job_output did not read the job to its end:\n%.400s", got)
+	}
+	if len(got) > 4*tools.JobWindowBytes {
+		t.Errorf("the model was shown %d bytes of a 100 MB job", len(got))
+	}
+	var spilled int64
+	_ = filepath.WalkDir(spill, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				spilled += fi.Size()
+			}
+		}
+		return nil
+	})
+	if spilled > 2*tools.MaxSpillBytes {
+		t.Errorf("%d bytes spilled for the job's two streams, want at most %d", spilled, 2*tools.MaxSpillBytes)
+	}
+}
