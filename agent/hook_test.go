@@ -392,7 +392,7 @@ func TestHookStopContinuesAreBounded(t *testing.T) {
 	}
 	warned := false
 	for _, l := range rec.got() {
-		warned = warned || strings.Contains(l, "Stop hook asked to go on a 9th time")
+		warned = warned || strings.Contains(l, "Stop hook asked the turn to go on again after 8 continuations")
 	}
 	if !warned {
 		t.Errorf("the user was not told why the turn ended: %q", rec.got())

@@ -212,7 +212,7 @@ func (r *run) stopHooks(ctx context.Context) []sessionlog.UserMessage {
 			continue
 		}
 		if r.stopContinues >= maxStopContinues {
-			p.Warn(fmt.Sprintf("a Stop hook asked to go on a %d%s time in this turn; the turn ends here (hooks must stop asking)", r.stopContinues+1, ordinal(r.stopContinues+1)))
+			p.Warn(fmt.Sprintf("a Stop hook asked the turn to go on again after %d continuations; the turn ends here (hooks must stop asking)", r.stopContinues))
 			return nil
 		}
 		out = append(out, r.e.hookMessage(d.Plugin, d.Message))
@@ -222,20 +222,6 @@ func (r *run) stopHooks(ctx context.Context) []sessionlog.UserMessage {
 		r.stopContinues++
 	}
 	return out
-}
-
-func ordinal(n int) string {
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-		return "th"
-	case n%10 == 1:
-		return "st"
-	case n%10 == 2:
-		return "nd"
-	case n%10 == 3:
-		return "rd"
-	}
-	return "th"
 }
 
 // sessionStart runs the SessionStart hooks of a session that just opened
