@@ -114,6 +114,8 @@ type Part struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 	IsError    bool   `json:"isError,omitempty"`
 	Content    []Part `json:"content,omitempty"`
+	// Attachment is an image part's reference (payload_image.go).
+	Attachment *ImageAttachment `json:"attachment,omitempty"`
 }
 
 // DecodeData decodes e.Data into T, with an error naming the event.

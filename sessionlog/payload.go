@@ -43,9 +43,11 @@ import (
 //	hook/result         {"turn","point","handlerId","decision","exitCode"?,"stderrSummary"?,"durationMs"}
 //
 // Content parts are {"type":"text"|"reasoning","text"},
-// {"type":"tool-call","id","name","arguments"} and
-// {"type":"tool-result","toolCallId","content","isError"}; any other part
-// is kept verbatim. A message source is {"kind","provider"?,"model"?,
+// {"type":"tool-call","id","name","arguments"},
+// {"type":"tool-result","toolCallId","content","isError"} and
+// {"type":"image","attachment":{"attachmentId","mediaType","width","height","bytes","name"?}};
+// any other part (or an image reference in another member order) is kept
+// verbatim. A message source is {"kind","provider"?,"model"?,
 // "callId"?} followed by any further members, verbatim and in order.
 
 // TypeLLMRetry is the event type of a retried model call: the failure of
@@ -417,6 +419,8 @@ type ContentPart struct {
 	Content    []ContentPart // tool-result: the result's own parts
 	IsError    bool          // tool-result
 
+	Image *ImageAttachment // image: the stored image it refers to (payload_image.go)
+
 	Raw json.RawMessage // any other part, written verbatim
 }
 
@@ -448,6 +452,7 @@ var partMembers = map[string][]string{
 	PartReasoning:  {"type", "text"},
 	PartToolCall:   {"type", "id", "name", "arguments"},
 	PartToolResult: {"type", "toolCallId", "content", "isError"},
+	PartImage:      {"type", "attachment"},
 }
 
 // AppendJSON appends the part: Raw verbatim when set, else the members of
@@ -455,6 +460,9 @@ var partMembers = map[string][]string{
 func (p ContentPart) AppendJSON(b []byte) []byte {
 	if len(p.Raw) != 0 {
 		return append(b, p.Raw...)
+	}
+	if p.Type == PartImage && p.Image != nil {
+		return appendImagePart(b, p.Image)
 	}
 	b = append(b, `{"type":`...)
 	b = AppendString(b, p.Type)
@@ -545,6 +553,8 @@ func (p *ContentPart) decodeTyped(ms []Member) bool {
 			return false
 		}
 		return true
+	case PartImage:
+		return p.decodeImagePart(ms[1].Value)
 	default:
 		p.Text, ok = jsonString(ms[1].Value)
 		return ok
@@ -981,6 +991,18 @@ func ReencodePayload(e *Event) (data []byte, ok bool, err error) {
 		p, err = decodePayload[HookInvokedData](e)
 	case TypeHookResult:
 		p, err = decodePayload[HookResultData](e)
+	case TypeMCPConnect:
+		p, err = decodePayload[MCPConnectData](e)
+	case TypeApprovalAsked:
+		p, err = decodePayload[ApprovalAskedData](e)
+	case TypeApprovalDecided:
+		p, err = decodePayload[ApprovalDecidedData](e)
+	case TypeModelSelected:
+		p, err = decodePayload[ModelSelectedData](e)
+	case TypeSessionTitle:
+		p, err = decodePayload[SessionTitleData](e)
+	case TypeTitleLLMRequest:
+		p, err = decodePayload[TitleLLMRequestData](e)
 	case TypeRequestHeader:
 		d, err := DecodeData[RequestHeaderData](e)
 		if err != nil {

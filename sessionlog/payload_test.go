@@ -179,7 +179,8 @@ func TestContentPartDecode(t *testing.T) {
 		{`{"type":"reasoning","text":"hm"}`, true},
 		{`{"type":"tool-call","id":"c","name":"bash","arguments":"{}"}`, true},
 		{`{"type":"tool-result","toolCallId":"c","content":[{"type":"text","text":"x"}],"isError":false}`, true},
-		{`{"type":"image","attachment":{"attachmentId":"a","mediaType":"image/png","width":1,"height":1,"bytes":2}}`, false},
+		{`{"type":"image","attachment":{"attachmentId":"a","mediaType":"image/png","width":1,"height":1,"bytes":2}}`, true},
+		{`{"type":"image","attachment":{"attachmentId":"a","mediaType":"image/png","bytes":2,"width":1,"height":1}}`, false},
 		{`{"type":"reasoning","text":"hm","signature":"sig"}`, false},
 		{`{"text":"hi","type":"text"}`, false},
 		{`{"type":"text","text":5}`, false},
@@ -302,7 +303,7 @@ func TestReencodePayloadCanonicalizes(t *testing.T) {
 			t.Errorf("%s %s → %s (%v, %v), want %s", tt.typ, tt.in, got, ok, err, tt.want)
 		}
 	}
-	if _, ok, err := sessionlog.ReencodePayload(&sessionlog.Event{Type: "session/title", Data: json.RawMessage(`{}`)}); ok || err != nil {
+	if _, ok, err := sessionlog.ReencodePayload(&sessionlog.Event{Type: "agent/inbox/spliced", Data: json.RawMessage(`{}`)}); ok || err != nil {
 		t.Errorf("a type reel does not know: ok %v, err %v", ok, err)
 	}
 }

@@ -663,12 +663,19 @@ func TestShow(t *testing.T) {
 	if first := lines([]byte(out))[0]; !strings.HasPrefix(first, "session "+d.Header.ID+"  created ") {
 		t.Errorf("first line %q, want the session header", first)
 	}
+	// Types are padded to the longest one shown (at least 18 columns).
+	tw := 18
+	for i := range d.Events {
+		if d.Events[i].Type != sessionlog.TypeAssistantChunk {
+			tw = max(tw, len(d.Events[i].Type))
+		}
+	}
 	for i := range d.Events {
 		e := &d.Events[i]
 		if e.Type == sessionlog.TypeAssistantChunk {
 			continue
 		}
-		line := fmt.Sprintf("%6d  %-18s %s\n", e.Seq, e.Type, logcmd.Summary(e))
+		line := fmt.Sprintf("%6d  %-*s %s\n", e.Seq, tw, e.Type, logcmd.Summary(e))
 		if !strings.Contains(out, line) {
 			t.Errorf("show lacks the line %q", line)
 		}

@@ -1,0 +1,48 @@
+package sessionlog_test
+
+import (
+	"testing"
+
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// TestReelPayloads: the records reel writes for MCP, approvals (in dsh's
+// format, which the corpus round trip also checks) and the model choice
+// encode in a fixed member order, with the optional members absent
+// when empty, and decode back to the same bytes (the re-encoding the log's
+// round trip relies on).
+func TestReelPayloads(t *testing.T) {
+	for _, c := range []struct {
+		typ  string
+		p    sessionlog.Payload
+		want string
+	}{
+		{sessionlog.TypeMCPConnect, sessionlog.MCPConnectData{Servers: []sessionlog.MCPServerData{
+			{Name: "notes", Transport: "stdio", Tools: []sessionlog.MCPToolData{
+				{Name: "mcp__notes__add", Remote: "add", Title: "notes: Add a note", Description: "Add a note.", Parameters: []byte(`{"properties":{"text":{"type":"string"}},"type":"object"}`)},
+				{Name: "mcp__notes__list", Remote: "list", Title: "notes: \"list\" <all>", ReadOnly: true}}},
+			{Name: "web", Transport: "http", Error: "the MCP server \"web\" failed to start: exit status 3"},
+		}}, `{"servers":[{"name":"notes","transport":"stdio","tools":[{"name":"mcp__notes__add","remote":"add","title":"notes: Add a note",` +
+			`"description":"Add a note.","parameters":{"properties":{"text":{"type":"string"}},"type":"object"}},` +
+			`{"name":"mcp__notes__list","remote":"list","title":"notes: \"list\" <all>","readOnly":true,"description":"","parameters":null}]},` +
+			`{"name":"web","transport":"http","error":"the MCP server \"web\" failed to start: exit status 3","tools":[]}]}`},
+		{sessionlog.TypeMCPConnect, sessionlog.MCPConnectData{}, `{"servers":[]}`},
+		{sessionlog.TypeApprovalAsked, sessionlog.ApprovalAskedData{ID: "q1", ToolName: "mcp__notes__add", CallID: "call_1", Reason: "the MCP tool \"add\" of the server \"notes\""},
+			`{"id":"q1","toolName":"mcp__notes__add","callId":"call_1","reason":"the MCP tool \"add\" of the server \"notes\""}`},
+		{sessionlog.TypeApprovalAsked, sessionlog.ApprovalAskedData{ID: "q2", ToolName: "bash"}, `{"id":"q2","toolName":"bash"}`},
+		{sessionlog.TypeApprovalDecided, sessionlog.ApprovalDecidedData{ID: "q1", Outcome: sessionlog.OutcomeAllowedAlways},
+			`{"id":"q1","outcome":"allowed-always"}`},
+		{sessionlog.TypeModelSelected, sessionlog.ModelSelectedData{Model: "deepseek-reasoner", Source: "client"},
+			`{"model":"deepseek-reasoner","source":"client"}`},
+	} {
+		got := string(c.p.AppendJSON(nil))
+		if got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+		e := sessionlog.Event{Type: c.typ, Data: []byte(got)}
+		again, ok, err := sessionlog.ReencodePayload(&e)
+		if err != nil || !ok || string(again) != got {
+			t.Errorf("%s: re-encoded %s (known %v, err %v), want %s", c.typ, again, ok, err, got)
+		}
+	}
+}
