@@ -30,6 +30,14 @@ func breakApprove() bool { return false }
 // breakHooks reports whether the configured hooks are ignored.
 func breakHooks() bool { return false }
 
+// breakTitles reports whether sessions go without titles (never in an
+// ordinary build).
+func breakTitles() bool { return false }
+
 // breakMode is called with the mode a tool call runs under and may
 // replace it.
 func breakMode(m sandbox.Mode) sandbox.Mode { return m }
+
+// breakImages drops every image before it enters the conversation (never
+// in an ordinary build).
+func breakImages() bool { return false }

@@ -22,12 +22,14 @@ import (
 //	autoapprove  escalations are approved without asking the client
 //	nosandbox    every tool call runs with no sandbox (danger-full-access)
 //	nohooks      the configured hooks never run
+//	notitles     sessions get no title (no fallback, no title model)
+//	noimages     images (prompt and read_image) never enter the conversation
 
 // breakBuild reports whether this is a -tags reelbreak build.
 const breakBuild = true
 
 // breakKinds are the values REEL_BREAK accepts.
-var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks"}
+var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks", "noimages", "notitles"}
 
 // breakKind is the break in force ("" for none).
 func breakKind() string { return os.Getenv("REEL_BREAK") }
@@ -87,9 +89,13 @@ func breakApprove() bool { return breakKind() == "autoapprove" }
 
 func breakHooks() bool { return breakKind() == "nohooks" }
 
+func breakTitles() bool { return breakKind() == "notitles" }
+
 func breakMode(m sandbox.Mode) sandbox.Mode {
 	if breakKind() == "nosandbox" {
 		return sandbox.DangerFullAccess
 	}
 	return m
 }
+
+func breakImages() bool { return breakKind() == "noimages" }

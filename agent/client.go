@@ -27,10 +27,27 @@ type Updates interface {
 	ToolStart(ctx context.Context, call ToolCall)
 	// ToolRunning says the call now runs.
 	ToolRunning(ctx context.Context, id string)
+	// ToolProgress is the output a running call (bash) has written so
+	// far, its last few KiB, about once a second while new output
+	// arrives; ToolEnd still reports the whole result.
+	ToolProgress(ctx context.Context, id, output string)
 	// ToolEnd reports the call's result; it is durable on the log already.
 	ToolEnd(ctx context.Context, id string, res tools.Result)
 	// Plan is the model's current task list (todo_write).
 	Plan(ctx context.Context, todos []tools.Todo)
+	// Usage is how much of the model's context window the conversation
+	// fills after a model call (tokens in and out of that call).
+	Usage(ctx context.Context, u ContextUsage)
+	// Title is the session's new title: the fallback during the first
+	// turn, then the model's after it (Title.Late: possibly after the
+	// prompt answered). It is durable on the log already; Session.Title
+	// gives the stored one (for a loaded session).
+	Title(ctx context.Context, t Title)
+}
+
+// ContextUsage is the context window's use: Used tokens of Size.
+type ContextUsage struct {
+	Used, Size int
 }
 
 // ToolCall describes one tool call as the model made it.
@@ -60,6 +77,9 @@ type Approval struct {
 	Title, Detail string
 	// Reason is the hook's reason for asking ("" for an escalation).
 	Reason string
+	// Always offers answers that hold for the rest of the session
+	// (AllowedAlways, RejectedAlways): set for an MCP tool's call.
+	Always bool
 }
 
 // Answer is what the approver decided.
@@ -73,6 +93,12 @@ const (
 	Allowed
 	// Rejected: do not run it.
 	Rejected
+	// AllowedAlways: run it, and every later call of the same tool in
+	// this session without asking (offered only with Approval.Always).
+	AllowedAlways
+	// RejectedAlways: do not run it, nor any later call of the same tool
+	// in this session (offered only with Approval.Always).
+	RejectedAlways
 )
 
 // Approver decides escalations. An error means the question could not be
@@ -148,8 +174,11 @@ func (discard) Text(context.Context, string)                  {}
 func (discard) Thought(context.Context, string)               {}
 func (discard) ToolStart(context.Context, ToolCall)           {}
 func (discard) ToolRunning(context.Context, string)           {}
+func (discard) ToolProgress(context.Context, string, string)  {}
 func (discard) ToolEnd(context.Context, string, tools.Result) {}
 func (discard) Plan(context.Context, []tools.Todo)            {}
+func (discard) Usage(context.Context, ContextUsage)           {}
+func (discard) Title(context.Context, Title)                  {}
 
 // withDefaults fills a Client's nil members.
 func (c Client) withDefaults() Client {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -62,20 +61,6 @@ const (
 	trimAbove = 8000
 )
 
-// contextWindow is the configured window, else a per-model default.
-func (e *Engine) contextWindow() int {
-	if e.cfg.ContextWindow > 0 {
-		return e.cfg.ContextWindow
-	}
-	switch {
-	case strings.HasPrefix(e.cfg.Model, "deepseek"):
-		return 64000
-	case strings.HasPrefix(e.cfg.Model, "gpt-4.1"):
-		return 1000000
-	}
-	return defaultContextWindow
-}
-
 // estimateTokens is a cheap size estimate of a request (4 bytes a token).
 func estimateTokens(req sessionlog.Request, h sessionlog.RequestHeader) int {
 	n := len(h.System) + len(h.Tools)
@@ -90,9 +75,9 @@ func estimateTokens(req sessionlog.Request, h sessionlog.RequestHeader) int {
 // old tool results, then, if still needed, summarizes the oldest history.
 func (e *Engine) pressureHook(s *Session) PreStep {
 	return func(ctx context.Context, info StepInfo) (PreStepResult, error) {
-		limit := int(float64(e.contextWindow()) * pressureShare)
+		limit := int(float64(s.contextWindow()) * pressureShare)
 		over := func() bool {
-			h := e.assembleHeader(s.cwd, s.Mode(), s.approval())
+			h := s.assembleHeader(s.Mode(), s.approval())
 			s.mu.Lock()
 			req := s.log.Log().CurrentRequest()
 			s.mu.Unlock()
@@ -245,13 +230,14 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 	}
 	ask := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart("Summarize the conversation above for the continuation of this session.")}}
 	msgs = append(msgs, ask.AppendJSON(nil))
-	req := llm.Request{Provider: e.cfg.Provider, Model: e.cfg.Model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
+	model := s.model()
+	req := llm.Request{Provider: e.cfg.Provider, Model: model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
 	text, output, usage, err := e.summaryCall(ctx, s, req)
 	if err != nil {
 		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, sessionlog.CompactionFailed(turn, step, err.Error()), nil, nil)
 		return false, fmt.Errorf("compaction summary: %w", err)
 	}
-	sum := sessionlog.CompactionSummaryData{Provider: e.cfg.Provider, Model: e.cfg.Model, MaxTokens: summaryMaxTokens,
+	sum := sessionlog.CompactionSummaryData{Provider: e.cfg.Provider, Model: model, MaxTokens: summaryMaxTokens,
 		RawOutput: output, Usage: usage, LLMStreamCall: true}
 	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionSum, sum, nil, nil); err != nil {
 		return false, err

@@ -56,6 +56,11 @@ type Config struct {
 	// SpillDir receives the full text of truncated tool output, in one
 	// directory per session (empty: the system temp dir).
 	SpillDir string
+	// Attachments stores the images of prompts and read_image results
+	// (image parts refer to them by digest); nil: no image is admitted.
+	// ImageInput says the model takes images (see image.go).
+	Attachments *sessionlog.Attachments
+	ImageInput  bool
 	// Invariant rebuilds every request from the log before sending it and
 	// fails the turn on a mismatch (debug).
 	Invariant bool
@@ -65,6 +70,9 @@ type Config struct {
 	// PreStep runs before every step's request is assembled; hooks may
 	// declare a new message series (see ChainPreSteps).
 	PreStep PreStep
+	// DisableTitleModel keeps sessions on their fallback title: the model
+	// is not asked for one after the first turn (agent/title.go).
+	DisableTitleModel bool
 	// Hooks are the listeners on the engine's extension points, in the
 	// order they are consulted (see Hook); the hook bridges of agent/hooks.
 	Hooks []Hook
@@ -118,4 +126,14 @@ type Config struct {
 	// NetworkOff refuses web_fetch (the user started reel with the
 	// network off for its tools).
 	NetworkOff bool
+	// ModelChoices are the models a client may pick for a session
+	// (Session.SetModel); none offers no choice.
+	ModelChoices []string
+	// MCP connects the MCP servers a client passes with a session; nil
+	// connects them live with package mcp.
+	MCP MCPConnector
+	// MCPTrusted names the MCP servers whose tools run without asking
+	// the user ("*": every server); the others' calls are approved per
+	// call or for the session.
+	MCPTrusted []string
 }

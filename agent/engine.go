@@ -27,6 +27,8 @@ type Engine struct {
 	// confined has the escalation arguments on bash and write; full is for
 	// danger-full-access, where there is nothing to escalate to.
 	confined, full *tools.Set
+	// mcp connects sessions' MCP servers.
+	mcp MCPConnector
 
 	// instr is the resolved instruction-file configuration (nil: off);
 	// repeatThresholds the sorted reminder thresholds (nil: off).
@@ -70,6 +72,10 @@ func New(cfg Config) (*Engine, error) {
 		confined: toolSet(cfg, true),
 		full:     toolSet(cfg, false),
 		instr:    resolveInstructions(cfg.Instructions),
+		mcp:      cfg.MCP,
+	}
+	if e.mcp == nil {
+		e.mcp = liveMCP{e}
 	}
 	if !cfg.DisableRepeatReminders {
 		t, err := repeatThresholds(cfg.RepeatThresholds)
@@ -100,8 +106,13 @@ func newUUID() string {
 }
 
 // NewSession creates a session working in cwd (absolute) with a new log,
-// which records the default mode and approval policy.
-func (e *Engine) NewSession(ctx context.Context, cwd string) (*Session, error) {
+// which records the default mode and approval policy, and connects the
+// MCP servers of its options.
+func (e *Engine) NewSession(ctx context.Context, cwd string, opts ...SessionOption) (*Session, error) {
+	var o sessionOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid(fmt.Sprintf("cwd %q must be an absolute path", cwd))
 	}
@@ -121,20 +132,23 @@ func (e *Engine) NewSession(ctx context.Context, cwd string) (*Session, error) {
 		}
 		return nil, fmt.Errorf("create session log: %w", err)
 	}
-	s, err := e.register(sessionlog.NewSession(sessionlog.New(h), w), id, cwd, 0)
+	s, index, err := e.register(sessionlog.NewSession(sessionlog.New(h), w), id, cwd, 0)
 	if err != nil {
 		_ = w.Close()
 		return nil, err
 	}
 	now := e.now()
 	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, sessionlog.SandboxModeData{Mode: string(e.cfg.Mode), Source: "config"}, nil, nil); err != nil {
-		return nil, err
+		return nil, e.abandon(s, err)
 	}
 	if _, err := s.emit(ctx, now, sessionlog.TypeApprovalPolicy, sessionlog.ApprovalPolicyData{Policy: e.cfg.Approval, Source: "config"}, nil, nil); err != nil {
-		return nil, err
+		return nil, e.abandon(s, err)
+	}
+	if err := s.connectMCP(ctx, index, o.mcp); err != nil {
+		return nil, e.abandon(s, err)
 	}
 	if err := s.checkpoint(ctx); err != nil {
-		return nil, err
+		return nil, e.abandon(s, err)
 	}
 	e.log.Info("session created", "session", id, "cwd", cwd)
 	s.sessionStart("startup")
@@ -143,8 +157,13 @@ func (e *Engine) NewSession(ctx context.Context, cwd string) (*Session, error) {
 
 // LoadSession opens the log of session id (committing crash repair) and
 // makes it live; cwd, when absolute, replaces the recorded working
-// directory. The next step writes a resume header.
-func (e *Engine) LoadSession(ctx context.Context, id, cwd string) (*Session, error) {
+// directory. The MCP servers of its options are connected. The next step
+// writes a resume header.
+func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...SessionOption) (*Session, error) {
+	var o sessionOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	e.mu.Lock()
 	_, open := e.sessions[id]
 	e.mu.Unlock()
@@ -172,31 +191,41 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string) (*Session, err
 	if derr != nil {
 		e.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
 	}
-	s, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, len(script))
+	s, index, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, len(script))
 	if err != nil {
 		_ = w.Close()
 		return nil, err
+	}
+	if err := s.connectMCP(ctx, index, o.mcp); err != nil {
+		return nil, e.abandon(s, err)
+	}
+	if len(o.mcp) > 0 {
+		if err := s.checkpoint(ctx); err != nil {
+			return nil, e.abandon(s, err)
+		}
 	}
 	s.sessionStart("resume")
 	return s, nil
 }
 
-// register adds a live session with its model.
-func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (*Session, error) {
+// register adds a live session with its model; index is its place among
+// the sessions opened in this process.
+func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (s *Session, index int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return nil, ErrShuttingDown
+		return nil, 0, ErrShuttingDown
 	}
 	if _, dup := e.sessions[id]; dup {
-		return nil, invalid(fmt.Sprintf("session %s is already open in this process", id))
+		return nil, 0, invalid(fmt.Sprintf("session %s is already open in this process", id))
 	}
-	prov, err := e.cfg.Models.ForSession(e.opened, cwd, done)
+	index = e.opened
+	prov, err := e.cfg.Models.ForSession(index, cwd, done)
 	if err != nil {
-		return nil, fmt.Errorf("model for session %s: %w", id, err)
+		return nil, 0, fmt.Errorf("model for session %s: %w", id, err)
 	}
 	e.opened++
-	s := &Session{eng: e, id: id, cwd: cwd, provider: prov, log: ls, firstOfInstance: true,
+	s = &Session{eng: e, id: id, cwd: cwd, provider: prov, log: ls, firstOfInstance: true,
 		spill: tools.NewSpillBudget(tools.DefaultSessionSpillBytes)}
 	s.catchUp()
 	// Where the log lives, for hooks (looked up once: a hook runs at
@@ -205,7 +234,17 @@ func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (*Se
 		s.transcript = tp.Path(id)
 	}
 	e.sessions[id] = s
-	return s, nil
+	return s, index, nil
+}
+
+// abandon forgets a session that failed while opening (closing its log and
+// its MCP servers) and returns err.
+func (e *Engine) abandon(s *Session, err error) error {
+	_ = s.close(false)
+	e.mu.Lock()
+	delete(e.sessions, s.id)
+	e.mu.Unlock()
+	return err
 }
 
 // Session returns the live session id.
@@ -225,6 +264,9 @@ type SessionInfo struct {
 	// CreatedAt is the log header's creation time; UpdatedAt the time of
 	// the session's last activity (sessionlog.Info.UpdatedAt).
 	CreatedAt, UpdatedAt time.Time
+	// Title is the session's title ("" when it has none): the latest
+	// session/title of its log.
+	Title string
 }
 
 // Sessions lists the stored sessions (live or not) whose cwd is cwd, or
@@ -240,8 +282,9 @@ func (e *Engine) Sessions(ctx context.Context, cwd string) iter.Seq[SessionInfo]
 			if cwd != "" && cwd != info.Cwd {
 				continue
 			}
+			t, _ := e.storedTitle(ctx, info.ID)
 			if !yield(SessionInfo{ID: info.ID, Cwd: info.Cwd, CreatedAt: time.UnixMilli(info.CreatedAt).UTC(),
-				UpdatedAt: time.UnixMilli(max(info.UpdatedAt, info.CreatedAt)).UTC()}) {
+				UpdatedAt: time.UnixMilli(max(info.UpdatedAt, info.CreatedAt)).UTC(), Title: t.Text}) {
 				return
 			}
 		}
@@ -276,6 +319,8 @@ func (e *Engine) Close() error {
 		live = append(live, s)
 	}
 	e.mu.Unlock()
+	// A title call still running gets a moment to land (agent/title.go).
+	settleTitles(live)
 	// Sessions are closed outside e.mu: a session's lock is never taken
 	// while e.mu is held (CloseSession takes them in the other order).
 	var errs []error
@@ -290,15 +335,20 @@ func (e *Engine) Close() error {
 // toolSet is the tool set of the engine: reel's own tools (with the
 // escalation arguments when escalation is set), web_fetch and skill.
 func toolSet(cfg Config, escalation bool) *tools.Set {
-	list := tools.DefaultTools(tools.Options{Escalation: escalation})
-	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills})
-	s, err := tools.NewSet(list...)
+	s, err := toolSetWith(cfg, escalation, nil)
 	if err != nil {
 		// The tools have unique names and valid schemas; the tests hold
 		// them to it.
 		panic(err)
 	}
 	return s
+}
+
+// toolSetWith is toolSet followed by extra (a session's MCP tools).
+func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, error) {
+	list := tools.DefaultTools(tools.Options{Escalation: escalation})
+	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills})
+	return tools.NewSet(append(list, extra...)...)
 }
 
 // toolsFor returns the tool set offered under mode.

@@ -41,11 +41,14 @@ func (r *recorder) Thought(_ context.Context, s string)  { r.add("thought %s", s
 func (r *recorder) ToolStart(_ context.Context, c agent.ToolCall) {
 	r.add("start %s %s %s", c.ID, c.Name, c.Kind)
 }
-func (r *recorder) ToolRunning(_ context.Context, id string) { r.add("running %s", id) }
+func (r *recorder) ToolRunning(_ context.Context, id string)     { r.add("running %s", id) }
+func (r *recorder) ToolProgress(context.Context, string, string) {}
+func (r *recorder) Usage(context.Context, agent.ContextUsage)    {}
 func (r *recorder) ToolEnd(_ context.Context, id string, res tools.Result) {
 	r.add("end %s error=%v %s", id, res.IsError, strings.TrimSpace(res.Text))
 }
 func (r *recorder) Plan(_ context.Context, todos []tools.Todo) { r.add("plan %d", len(todos)) }
+func (r *recorder) Title(context.Context, agent.Title)         {}
 
 func (r *recorder) got() []string {
 	r.mu.Lock()

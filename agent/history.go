@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 
+	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -41,6 +43,8 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			for _, p := range parsed(e).Content {
 				if p.Type == "text" {
 					u.UserText(ctx, p.Text)
+				} else if a := p.Attachment; p.Type == sessionlog.PartImage && a != nil {
+					u.UserText(ctx, fmt.Sprintf("[image: %s, %dx%d px]", a.MediaType, a.Width, a.Height))
 				}
 			}
 		case sessionlog.TypeAssistantMessage:
@@ -60,7 +64,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			call := ToolCall{ID: d.CallID, Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
 			// Described as the live call was: paths resolved against the
 			// session's working directory.
-			call.Title, call.Kind, call.Locations = s.eng.toolsFor(s.Mode()).DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, call.Arguments)
+			call.Title, call.Kind, call.Locations = s.toolsFor(s.Mode()).DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, call.Arguments)
 			u.ToolStart(ctx, call)
 			calls[d.CallID] = call
 		case sessionlog.TypeToolResult:
@@ -85,6 +89,29 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			}
 		}
 	}
+	if use, ok := lastUsage(events, s.contextWindow()); ok {
+		u.Usage(ctx, use)
+	}
+}
+
+// lastUsage is the use of a window of that size after the last model call
+// of events that reported one.
+func lastUsage(events []sessionlog.Event, window int) (ContextUsage, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != sessionlog.TypeAssistantMessage {
+			continue
+		}
+		d, err := sessionlog.DecodeData[sessionlog.AssistantMessageData](&events[i])
+		if err != nil || len(d.Usage) == 0 {
+			continue
+		}
+		var u llm.Usage
+		if json.Unmarshal(d.Usage, &u) != nil {
+			continue
+		}
+		return contextUsage(&u, window), true
+	}
+	return ContextUsage{}, false
 }
 
 func parsed(e *sessionlog.Event) sessionlog.Message {

@@ -29,10 +29,12 @@ func (r *toolRecorder) add(format string, args ...any) {
 	r.lines = append(r.lines, fmt.Sprintf(format, args...))
 }
 
-func (*toolRecorder) UserText(context.Context, string)    {}
-func (*toolRecorder) Text(context.Context, string)        {}
-func (*toolRecorder) Thought(context.Context, string)     {}
-func (*toolRecorder) ToolRunning(context.Context, string) {}
+func (*toolRecorder) UserText(context.Context, string)             {}
+func (*toolRecorder) Text(context.Context, string)                 {}
+func (*toolRecorder) Thought(context.Context, string)              {}
+func (*toolRecorder) ToolRunning(context.Context, string)          {}
+func (*toolRecorder) ToolProgress(context.Context, string, string) {}
+func (*toolRecorder) Usage(context.Context, agent.ContextUsage)    {}
 func (r *toolRecorder) ToolStart(_ context.Context, c agent.ToolCall) {
 	r.add("start %s %s title=%q kind=%s locations=%v", c.ID, c.Name, c.Title, c.Kind, c.Locations)
 }
@@ -50,6 +52,7 @@ func (r *toolRecorder) ToolEnd(_ context.Context, id string, res tools.Result) {
 func (r *toolRecorder) Plan(_ context.Context, todos []tools.Todo) {
 	r.add("plan %+v", todos)
 }
+func (r *toolRecorder) Title(context.Context, agent.Title) {}
 
 // TestLoadShowsWhatTheLiveTurnShowed: a session's history, replayed on
 // load, shows the tool calls with the same titles, kinds and (absolute)

@@ -46,7 +46,7 @@ type transcriptPather interface {
 // warn reports to the user of the turn, if any.
 func (s *Session) hookPoint(turn int, warn func(string)) *HookPoint {
 	e := s.eng
-	p := HookPoint{Session: s.id, Cwd: s.cwd, TranscriptPath: s.transcript, Model: e.cfg.Model, Mode: s.Mode(), Turn: turn}
+	p := HookPoint{Session: s.id, Cwd: s.cwd, TranscriptPath: s.transcript, Model: s.model(), Mode: s.Mode(), Turn: turn}
 	record := func(ctx context.Context, typ string, payload sessionlog.Payload) error {
 		// A hook's records are written even when the turn was cancelled
 		// while it ran: an invocation is never left without its result.

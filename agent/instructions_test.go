@@ -25,7 +25,8 @@ import (
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
-// capturing is a provider that keeps the requests it is sent.
+// capturing is a provider that keeps the conversation's requests it is
+// sent (not the session title's, which runs after a turn, concurrently).
 type capturing struct {
 	p    llm.Provider
 	mu   sync.Mutex
@@ -33,9 +34,11 @@ type capturing struct {
 }
 
 func (c *capturing) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
-	c.mu.Lock()
-	c.reqs = append(c.reqs, req)
-	c.mu.Unlock()
+	if req.Purpose == "" {
+		c.mu.Lock()
+		c.reqs = append(c.reqs, req)
+		c.mu.Unlock()
+	}
 	return c.p.Stream(ctx, req)
 }
 

@@ -92,6 +92,7 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	if end, ok := r.preStep(ctx, step); !ok {
 		return end, false
 	}
+	r.titleFallback(ctx)
 	req, err := r.e.prepareRequest(ctx, s)
 	if err != nil {
 		return r.failed(ctx, err), false
@@ -107,8 +108,11 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	if callErr != nil {
 		return r.modelFailure(context.WithoutCancel(ctx), step, callErr), false
 	}
-	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeAssistantMessage, r.e.assistantData(r.turn, step, res, false), sessionlog.AppendOp(), res.chunkSeqs); err != nil {
+	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeAssistantMessage, r.e.assistantData(r.turn, step, r.s.model(), res, false), sessionlog.AppendOp(), res.chunkSeqs); err != nil {
 		return failEnd(err), false
+	}
+	if u := res.asm.Usage(); u != nil {
+		r.c.Updates.Usage(ctx, contextUsage(u, r.s.contextWindow()))
 	}
 	calls := res.asm.ToolCalls()
 	// A response cut at the token limit may end in a truncated tool call:
@@ -161,7 +165,7 @@ func (r *run) preStep(ctx context.Context, step int) (turnEnd, bool) {
 // interrupted assistant message, and ends the turn aborted.
 func (r *run) interrupted(ctx context.Context, step int, res *callResult) turnEnd {
 	if len(res.chunkSeqs) > 0 {
-		data := r.e.assistantData(r.turn, step, res, true)
+		data := r.e.assistantData(r.turn, step, r.s.model(), res, true)
 		if _, err := r.s.emit(context.WithoutCancel(ctx), r.e.now(), sessionlog.TypeAssistantMessage, data, sessionlog.AppendOp(), res.chunkSeqs); err != nil {
 			return failEnd(err)
 		}
@@ -180,7 +184,8 @@ func endOfAnswer(finish string) turnEnd {
 // prepareRequest writes the header the step owes and request/context, makes
 // the log durable, and builds the model request from the log.
 func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, error) {
-	assembled := e.assembleHeader(s.cwd, s.Mode(), s.approval())
+	assembled := s.assembleHeader(s.Mode(), s.approval())
+	rc := s.requestContext()
 	s.mu.Lock()
 	var latest *sessionlog.RequestHeader
 	if h, _, _, ok := s.log.Log().LatestHeader(); ok {
@@ -195,7 +200,7 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 		}
 	}
 	s.firstOfInstance, s.newSeries = false, false
-	if _, err := s.emitLocked(ctx, now, sessionlog.TypeRequestContext, e.requestContext(), nil, nil); err != nil {
+	if _, err := s.emitLocked(ctx, now, sessionlog.TypeRequestContext, rc, nil, nil); err != nil {
 		s.mu.Unlock()
 		return llm.Request{}, err
 	}
@@ -223,12 +228,6 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 		System: h.System, Tools: h.Tools,
 		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens,
 	}, nil
-}
-
-// requestContext is the data of request/context (and the call config of
-// the request header).
-func (e *Engine) requestContext() sessionlog.RequestContextData {
-	return sessionlog.RequestContextData{Provider: e.cfg.Provider, Model: e.cfg.Model}
 }
 
 // callModel streams one model call into the log and the client.
@@ -332,7 +331,7 @@ func (r *run) retry(ctx context.Context, step, attempt int, pe *llm.ProviderErro
 		case <-t.C:
 		}
 	}
-	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeRequestContext, r.e.requestContext(), nil, nil); err != nil {
+	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeRequestContext, r.s.requestContext(), nil, nil); err != nil {
 		return err
 	}
 	return s.checkpoint(ctx)
@@ -388,9 +387,19 @@ func retryNotice(pe *llm.ProviderError, delay time.Duration, next, total int) st
 	return fmt.Sprintf("model endpoint failed (%s), retrying %s (attempt %d of %d)\n", what, when, next, total)
 }
 
+// contextUsage is the use of a window of that size after a call that used
+// u: its whole input (cached or not) and its output.
+func contextUsage(u *llm.Usage, window int) ContextUsage {
+	used := u.InputTokens + u.OutputTokens
+	if u.CacheReadTokens != nil {
+		used += *u.CacheReadTokens
+	}
+	return ContextUsage{Used: int(used), Size: window}
+}
+
 // assistantData is the assistant/message of a model call.
-func (e *Engine) assistantData(turn, step int, res *callResult, interrupted bool) sessionlog.AssistantMessageData {
-	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, e.cfg.Model, e.newID(), rawParts(res.asm.Parts())...)
+func (e *Engine) assistantData(turn, step int, model string, res *callResult, interrupted bool) sessionlog.AssistantMessageData {
+	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, model, e.newID(), rawParts(res.asm.Parts())...)
 	if u := res.asm.Usage(); u != nil {
 		d.Usage = u.AppendJSON(nil)
 	}

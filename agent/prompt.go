@@ -57,11 +57,13 @@ func (e *Engine) systemPrompt(cwd string, mode sandbox.Mode, approval string) st
 	return b.String()
 }
 
-// assembleHeader builds the request header the next step would send.
-func (e *Engine) assembleHeader(cwd string, mode sandbox.Mode, approval string) sessionlog.RequestHeader {
+// assembleHeader builds the request header the session's next step would
+// send under mode and approval.
+func (s *Session) assembleHeader(mode sandbox.Mode, approval string) sessionlog.RequestHeader {
+	e := s.eng
 	return sessionlog.RequestHeader{
-		Config: e.requestContext().AppendJSON(nil),
-		System: e.systemPrompt(cwd, mode, approval),
-		Tools:  e.toolsFor(mode).Schemas(),
+		Config: s.requestContext().AppendJSON(nil),
+		System: e.systemPrompt(s.cwd, mode, approval),
+		Tools:  s.toolsFor(mode).Schemas(),
 	}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
@@ -37,9 +38,23 @@ type Session struct {
 	// approval/policy events ("" until one is logged).
 	curMode     sandbox.Mode
 	curApproval string
+	// curModel is the last model/selected ("" until one is logged).
+	curModel string
 
 	// jobs are the session's background processes.
 	jobs jobs
+	// mcp is the session's MCP servers (nil: none); confined and full are
+	// then the engine's tool sets plus their tools (nil: the engine's).
+	// mcpProblems are the servers that could not be used, for the next
+	// prompt's client; always the session-wide answers to MCP tools'
+	// permission requests, by tool name (approval/decided).
+	mcp            MCPConnection
+	confined, full *tools.Set
+	mcpProblems    []string
+	always         map[string]string
+	// askedTool is "id\x00tool" of the last approval/asked, which the
+	// approval/decided after it answers.
+	askedTool string
 	// spill caps the bytes the session's tool output may spill to disk.
 	spill *tools.SpillBudget
 
@@ -61,6 +76,9 @@ type Session struct {
 	stopStart    context.CancelFunc
 	startContext []*HookContext
 	noticed      bool
+
+	// title is the session's title work (agent/title.go).
+	title titleState
 }
 
 // fileObservations is a session's tools.Observations.
@@ -138,6 +156,25 @@ func (s *Session) track(e *sessionlog.Event) {
 	case sessionlog.TypeApprovalPolicy:
 		if d, err := sessionlog.DecodeData[sessionlog.ApprovalPolicyData](e); err == nil && d.Policy != "" {
 			s.curApproval = d.Policy
+		}
+	case sessionlog.TypeModelSelected:
+		if d, err := sessionlog.DecodeData[sessionlog.ModelSelectedData](e); err == nil && d.Model != "" {
+			s.curModel = d.Model
+		}
+	case sessionlog.TypeApprovalAsked:
+		if d, err := sessionlog.DecodeData[sessionlog.ApprovalAskedData](e); err == nil {
+			s.askedTool = d.ID + "\x00" + d.ToolName
+		}
+	case sessionlog.TypeApprovalDecided:
+		// An "always" answer holds for the tool of the question it answers
+		// (the approval/asked just before it, same id).
+		d, err := sessionlog.DecodeData[sessionlog.ApprovalDecidedData](e)
+		id, tool, _ := strings.Cut(s.askedTool, "\x00")
+		if err == nil && d.ID == id && (d.Outcome == sessionlog.OutcomeAllowedAlways || d.Outcome == sessionlog.OutcomeRejectedAlways) {
+			if s.always == nil {
+				s.always = map[string]string{}
+			}
+			s.always[tool] = d.Outcome
 		}
 	}
 }
@@ -238,8 +275,15 @@ func (s *Session) close(refuseBusy bool) error {
 		return busy(fmt.Sprintf("session %s is busy; cancel the prompt first", s.id))
 	}
 	s.jobs.stopAll()
+	s.stopTitle()
 	if s.stopStart != nil {
 		s.stopStart()
+	}
+	if s.mcp != nil {
+		if err := s.mcp.Close(); err != nil {
+			s.eng.log.Warn("closing MCP servers", "session", s.id, "err", err)
+		}
+		s.mcp = nil
 	}
 	if s.closed {
 		return nil

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,7 +31,7 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 		return err
 	}
 	call := ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
-	call.Title, call.Kind, call.Locations = r.e.toolsFor(s.Mode()).DescribeCall(r.toolEnv(s.Mode()), name, call.Arguments)
+	call.Title, call.Kind, call.Locations = s.toolsFor(s.Mode()).DescribeCall(r.toolEnv(s.Mode()), name, call.Arguments)
 	u.ToolStart(wctx, call)
 	if err := s.checkpoint(wctx); err != nil {
 		return err
@@ -51,7 +52,10 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 			*cancelled = true
 		}
 	}
-	data := sessionlog.NewToolResult(r.turn, step, id, res.Text, res.IsError, r.e.newID())
+	data, err := r.toolResult(step, id, res)
+	if err != nil {
+		return err
+	}
 	data.Meta = res.Meta
 	if data.Meta == nil {
 		data.Meta = diffMeta(res.Diff)
@@ -88,7 +92,7 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 		return res, false
 	}
 	fail := func(text string) (tools.Result, bool) { return tools.Result{Text: text, IsError: true}, false }
-	tool, err := r.e.toolsFor(mode).Lookup(call.Name)
+	tool, err := r.s.toolsFor(mode).Lookup(call.Name)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -101,6 +105,11 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 		return fail("Error: " + reason)
 	case PreToolAsk:
 		if why, ok := r.approveHook(ctx, call, mode, d.Reason); !ok {
+			return fail(why)
+		}
+	}
+	if mt, ok := tool.(MCPTool); ok {
+		if why, ok := r.approveMCP(ctx, call, mt, mode); !ok {
 			return fail(why)
 		}
 	}
@@ -120,7 +129,11 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 			mode = wanted
 		}
 	}
-	res, err = r.runContained(ctx, tool, r.toolEnv(mode), call.Arguments)
+	env := r.toolEnv(mode)
+	env.CallID = call.ID
+	wctx := context.WithoutCancel(ctx)
+	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, call.ID, output) }
+	res, err = r.runContained(ctx, tool, env, call.Arguments)
 	if err != nil && res.Text == "" {
 		return tools.Result{Text: err.Error(), IsError: true}, true
 	}
@@ -140,14 +153,12 @@ func (r *run) approveHook(ctx context.Context, call ToolCall, mode sandbox.Mode,
 	if reason != "" {
 		asked += " (" + reason + ")"
 	}
-	if r.s.approval() == ApprovalNever {
-		return fmt.Sprintf("Error: %s, and the approval policy of this session is never: it was rejected without asking. Nothing was executed.", asked), false
-	}
-	if r.c.Approver == nil {
-		return fmt.Sprintf("Error: %s, and no one can approve it in this session: it was rejected without asking. Nothing was executed.", asked), false
-	}
-	ans, err := r.c.Approver.Approve(ctx, hookApproval(call, mode, reason))
+	ans, err := r.askApproval(ctx, hookApproval(call, mode, reason), reason)
 	switch {
+	case errors.Is(err, errPolicyNever):
+		return fmt.Sprintf("Error: %s, and the approval policy of this session is never: it was rejected without asking. Nothing was executed.", asked), false
+	case errors.Is(err, errNoApprover):
+		return fmt.Sprintf("Error: %s, and no one can approve it in this session: it was rejected without asking. Nothing was executed.", asked), false
 	case err != nil && ctx.Err() != nil:
 		return "The turn was cancelled while waiting for approval. Nothing was executed.", false
 	case err != nil:
@@ -184,14 +195,16 @@ func (r *run) approve(ctx context.Context, call ToolCall, mode sandbox.Mode, esc
 	if breakApprove() {
 		return "", true
 	}
-	if r.s.approval() == ApprovalNever {
-		return fmt.Sprintf("Escalation to %s rejected without asking: the approval policy of this session is never. Nothing was executed.", wanted), false
+	reason := "escalate sandbox to " + wanted
+	if esc.Justification != "" {
+		reason += ": " + esc.Justification
 	}
-	if r.c.Approver == nil {
-		return fmt.Sprintf("Escalation to %s rejected without asking: no one can approve it in this session. Nothing was executed.", wanted), false
-	}
-	ans, err := r.c.Approver.Approve(ctx, escalationRequest(call, mode, esc))
+	ans, err := r.askApproval(ctx, escalationRequest(call, mode, esc), reason)
 	switch {
+	case errors.Is(err, errPolicyNever):
+		return fmt.Sprintf("Escalation to %s rejected without asking: the approval policy of this session is never. Nothing was executed.", wanted), false
+	case errors.Is(err, errNoApprover):
+		return fmt.Sprintf("Escalation to %s rejected without asking: no one can approve it in this session. Nothing was executed.", wanted), false
 	case err != nil && ctx.Err() != nil:
 		return "The turn was cancelled while waiting for approval. Nothing was executed.", false
 	case err != nil:
@@ -233,7 +246,8 @@ func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	s, e := r.s, r.e
 	confined := e.cfg.Sandbox != nil && mode.Confines()
 	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(s, mode, confined), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes,
-		GlobMaxResults: e.cfg.GlobMaxResults, GlobSample: e.cfg.GlobSample, GlobNoSpill: e.cfg.GlobNoSpill}
+		GlobMaxResults: e.cfg.GlobMaxResults, GlobSample: e.cfg.GlobSample, GlobNoSpill: e.cfg.GlobNoSpill,
+		ImageInput: e.ImageInput(), ImageModel: e.cfg.Model}
 	if !e.cfg.DisableReadGuard {
 		env.Observed = &s.observed
 	}

@@ -10,11 +10,16 @@ import (
 	"github.com/reel-agent/reel/sessionlog"
 )
 
-// Content is one part of a user's prompt. Text is all reel sends the model
-// today; the client's richer content (resources, links) arrives rendered as
-// text.
+// Content is one part of a user's prompt: text (an embedded text resource
+// arrives rendered as a file block), or one of Image (an inline image),
+// Blob (a binary embedded resource or an audio clip) or Link (a
+// resource_link's URI; a file:// link is read and inlined). See
+// promptMessage (image.go) for what reaches the model.
 type Content struct {
-	Text string
+	Text  string
+	Image *Attached
+	Blob  *Attached
+	Link  string
 }
 
 // Command is a slash command a client may offer its user.
@@ -48,6 +53,9 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 		return "", err
 	}
 	defer s.end()
+	// A title call still running from the previous turn finishes (or is
+	// cancelled) first, so its records never interleave with this turn's.
+	s.settleTitle(time.Now().Add(titleGrace))
 	r := &run{s: s, e: s.eng, c: c.withDefaults(), turn: s.lastTurn() + 1}
 	r.showNotices(ctx)
 	started, err := s.waitStarted(ctx)
@@ -63,7 +71,11 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 	} else {
 		end = r.promptTurn(ctx, prompt, started)
 	}
-	return r.finish(ctx, end)
+	stop, err := r.finish(ctx, end)
+	if err == nil {
+		r.afterTurn(ctx)
+	}
+	return stop, err
 }
 
 // promptTurn runs the turn of a user's prompt: the PromptSubmit hooks,
@@ -86,7 +98,11 @@ func (r *run) promptTurn(ctx context.Context, prompt []Content, started []*HookC
 		return aborted()
 	}
 	first := r.enterHookContext(ctx, started...)
-	first = append(first, r.e.userMessage(prompt))
+	msg, err := r.promptMessage(ctx, prompt)
+	if err != nil {
+		return failEnd(err)
+	}
+	first = append(first, msg)
 	r.s.setInvoked(r.s.invokedSkills(ctx, prompt))
 	return r.steps(ctx, append(first, added...))
 }
@@ -107,6 +123,13 @@ func (r *run) showNotices(ctx context.Context) {
 	for _, p := range r.s.skillProblems(ctx) {
 		r.c.Updates.Thought(ctx, p+"\n")
 	}
+	r.s.mu.Lock()
+	mcpProblems := r.s.mcpProblems
+	r.s.mcpProblems = nil
+	r.s.mu.Unlock()
+	for _, p := range mcpProblems {
+		r.c.Updates.Thought(ctx, p+"\n")
+	}
 }
 
 // run is one turn in progress.
@@ -119,6 +142,9 @@ type run struct {
 	// context); stopContinues counts the Stop hooks' continuations.
 	next          []sessionlog.UserMessage
 	stopContinues int
+	// titleFrom is the prompt the model is asked to title once the turn
+	// ends (nil: no title call is owed; agent/title.go).
+	titleFrom *titleMessage
 }
 
 // turnEnd is how a turn ended: the logged reason and what the caller gets.
@@ -168,13 +194,4 @@ func (r *run) finish(ctx context.Context, end turnEnd) (StopReason, error) {
 		return "", end.err
 	}
 	return end.stop, nil
-}
-
-// userMessage is the user/message of a prompt.
-func (e *Engine) userMessage(prompt []Content) sessionlog.UserMessage {
-	parts := make([]sessionlog.ContentPart, 0, len(prompt))
-	for _, c := range prompt {
-		parts = append(parts, sessionlog.TextPart(c.Text))
-	}
-	return sessionlog.NewUserMessage(e.newID(), parts...)
 }

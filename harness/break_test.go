@@ -38,6 +38,8 @@ var breakVariants = []struct {
 	{"autoapprove", []string{"escalation-approved", "fs-escalation-approved"}, "permission requests"},
 	{"nosandbox", []string{"escalation-approved", "fs-escalation-approved"}, "permission requests"},
 	{"nohooks", []string{"hook-cc-pretool-deny", "hook-cc-stop-continue", "hook-codex-posttool-context"}, "hooks"},
+	{"notitles", []string{"text-turn", "fs-read"}, "titles"},
+	{"noimages", []string{"inline-image-prompt"}, "messages"},
 }
 
 // unwiredHooks reports the hook calls agent/toolrun.go lacks.

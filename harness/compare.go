@@ -32,7 +32,7 @@ func Normalize(run *Run) (*Output, error) {
 	}
 	cwds := run.Cwd
 	tn := normalize.New(normalize.Options{Cwd: cwds, TempDirs: tmps})
-	tr, err := tn.Transcript(bytes.NewReader(run.Transcript))
+	tr, err := tn.Transcript(bytes.NewReader(withoutProgress(run.Transcript)))
 	if err != nil {
 		return nil, fmt.Errorf("normalize transcript: %w", err)
 	}

@@ -26,7 +26,7 @@ import (
 
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
-var reelTools = []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill"}
+var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill"}
 
 // Corpus verdicts.
 const (
@@ -81,6 +81,12 @@ type CorpusCase struct {
 	// `recorded: false, hasModelTurn: false`). Its wire is all there is to
 	// compare.
 	WireOnly bool
+	// TitleModel is set when the recording asked a title model for the
+	// session's title (session/title-llm-request): the reference's ACP
+	// example mounts one only for the title scenario (its base
+	// composition titles sessions by their first words alone), so reel
+	// runs the others with --no-title-model.
+	TitleModel bool
 }
 
 // placeholderID is the session id of a recording's header that stands
@@ -119,9 +125,8 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 	if sc != nil {
 		for _, st := range sc.Input.Steps {
 			// An op of the corpus's vocabulary reel's harness does not
-			// drive; and prompts with content blocks (an image), which
-			// reel's agent does not send to the model as recorded.
-			if !st.Driven() || st.Op == scenario.OpPromptContent {
+			// drive.
+			if !st.Driven() {
 				add("uses step %s", st.Op)
 			}
 		}
@@ -165,6 +170,8 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 			if m, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil {
 				c.Mode = m.Mode
 			}
+		case e.Type == sessionlog.TypeTitleLLMRequest:
+			c.TitleModel = true
 		case e.Type == sessionlog.TypeUserMessage:
 			if m := policyText.FindSubmatch(e.Data); m != nil {
 				c.Mode = string(m[1])
@@ -187,7 +194,14 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 	if turns < prompts && !c.WireOnly {
 		add("sends %d prompt(s) but recorded %d turn(s): a prompt was handled outside the model (e.g. blocked by a hook)", prompts, turns)
 	}
-	if _, err := replay.Load(d.Events, sc.OverridePath); err != nil {
+	override := sc.OverridePath
+	if c.Prep.TitleOverride {
+		override = "" // the title call's, not the conversation's
+		if _, err := replay.LoadTitles(d.Events, sc.OverridePath); err != nil {
+			add("has no replayable title script (%v)", err)
+		}
+	}
+	if _, err := replay.Load(d.Events, override); err != nil {
 		add("has no replayable model script (%v)", err)
 	}
 	if len(missing) > 0 {
@@ -257,7 +271,11 @@ type CorpusOptions struct {
 // the run with the recording (package equiv).
 func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult {
 	res := CorpusResult{Name: c.Scenario.Name}
-	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...), Prepare: c.prepare, PrepareWeb: c.Prep.Web, Env: o.Env}
+	args := append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...)
+	if !c.TitleModel {
+		args = append(args, "--no-title-model")
+	}
+	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: args, Prepare: c.prepare, PrepareWeb: c.Prep.Web, Env: o.Env, TitleOverride: c.Prep.TitleOverride}
 	run, runErr := r.Execute(ctx, c.Scenario)
 	if run != nil {
 		res.Wall = run.Wall

@@ -40,6 +40,11 @@ type CorpusPrep struct {
 	// Missing, when set, is what the scenario needs that only the
 	// reference's test suite has (a fault switch): it stays ineligible.
 	Missing string
+	// TitleOverride says the scenario's replay.override.json holds the
+	// title model's stream, not the conversation's: reel serves it to its
+	// title call (--replay-title-override) and derives the conversation
+	// from the log.
+	TitleOverride bool
 }
 
 // CorpusPreps holds the preparation of every corpus scenario that needs
@@ -85,6 +90,14 @@ var CorpusPreps = map[string]CorpusPrep{
 			"contributes (its description in the catalog message, its instructions in the skill tool's result), from which the " +
 			"harness writes the file back",
 		FromRecording: writeRecordedSkills,
+	},
+	"session-title-after-turn": {
+		Source: "acp.snapshot.ts runs it with configPath SESSION_TITLE_CONFIG; under DSH_SNAPSHOT the suite loads " +
+			"examples/acp-agent/session-title.cordis.snapshot.yml, which mounts the first-prompt title model " +
+			"(session-title-first-prompt-llm: targetWords 5, maxOutputTokens 32, timeoutMs 5000) on a replay route of its own " +
+			"(title-replay/title-model) fed by replay.override.json, while the conversation's replay reads an override file " +
+			"that does not exist, so it is derived from the log; reel serves the override to its title call likewise",
+		TitleOverride: true,
 	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +

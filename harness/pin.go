@@ -55,10 +55,12 @@ func PromptName(mode, approval string, networkOff bool) string {
 	return name
 }
 
-// ToolsName is the pinned name of a tool list: its tool names in order,
-// and whether the sandbox escalation arguments are offered. Descriptions
-// and other schema details are the pinned content, not the name, so a
-// refresh after such a change rewrites only the pinned file.
+// ToolsName is the pinned name of a tool list: its tool names in order
+// (the tools of an MCP server as one part, mcp__SERVER-xN for its N
+// tools, so that a server's many tools do not make the name too long for
+// a file), and whether the sandbox escalation arguments are offered.
+// Descriptions and other schema details are the pinned content, not the
+// name, so a refresh after such a change rewrites only the pinned file.
 func ToolsName(compact []byte) string {
 	var tools []struct {
 		Name       string `json:"name"`
@@ -71,12 +73,31 @@ func ToolsName(compact []byte) string {
 	}
 	names := make([]string, 0, len(tools))
 	escalation := false
+	server, count := "", 0
+	flush := func() {
+		if count > 0 {
+			names = append(names, fmt.Sprintf("mcp__%s-x%d", server, count))
+		}
+		server, count = "", 0
+	}
 	for _, t := range tools {
+		if rest, ok := strings.CutPrefix(t.Name, "mcp__"); ok {
+			if s, _, ok := strings.Cut(rest, "__"); ok {
+				if s != server {
+					flush()
+					server = s
+				}
+				count++
+				continue
+			}
+		}
+		flush()
 		names = append(names, t.Name)
 		if _, ok := t.Parameters.Properties["sandbox_permissions"]; ok {
 			escalation = true
 		}
 	}
+	flush()
 	name := "tools-" + strings.Join(names, "-")
 	if escalation {
 		name += "-with-escalation"

@@ -58,6 +58,9 @@ type Runner struct {
 	// PrepareWeb, when set, writes pages into the folder the run serves
 	// on its scenario's loopback port (see webfixture.go).
 	PrepareWeb func(dir string) error
+	// TitleOverride serves the scenario's replay.override.json to the
+	// title call (--replay-title-override) instead of the conversation.
+	TitleOverride bool
 }
 
 // Run is the outcome of running one scenario.
@@ -167,7 +170,12 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 		return run, err
 	}
 	defer stopWeb()
-	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc))}
+	mcpServers, stopMCP, err := r.startMCP(ctx, sc)
+	if err != nil {
+		return run, fmt.Errorf("%s: start the MCP servers: %w", sc.Name, err)
+	}
+	defer stopMCP()
+	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc)), mcpServers: mcpServers}
 	err = d.drive(ctx)
 	run.Wall = time.Since(start)
 	if err == nil {
@@ -219,6 +227,8 @@ type driver struct {
 	run     *Run
 	answers *rpcclient.AnswerQueue
 	p       *process
+	// mcpServers are the mcpServers of session/new and session/load.
+	mcpServers []any
 }
 
 // segments splits steps at loadSession: each segment is one process.
@@ -338,6 +348,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.Approval != "" {
 		args = append(args, "--approval", d.sc.Input.Approval)
 	}
+	if d.sc.Input.ImageInput != "" {
+		args = append(args, "--image-input", d.sc.Input.ImageInput)
+	}
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}
@@ -356,7 +369,11 @@ func (d *driver) start(ctx context.Context, order []int) error {
 			}
 			args = append(args, "--replay", absPath(d.sc.Sessions[idx]))
 			if i == 0 && idx == 0 && d.sc.OverridePath != "" {
-				args = append(args, "--replay-override", absPath(d.sc.OverridePath))
+				flag := "--replay-override"
+				if d.r.TitleOverride {
+					flag = "--replay-title-override"
+				}
+				args = append(args, flag, absPath(d.sc.OverridePath))
 			}
 		}
 	}
@@ -445,6 +462,11 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 	for i, st := range steps {
 		sctx, cancel := context.WithTimeout(ctx, d.timeout())
 		err := st.Run(sctx, d)
+		if err == nil && (st.IsPrompt() || st.Op == scenario.OpWaitForTurnEnd) {
+			// A title call the turn started lands before the next step
+			// (title.go).
+			d.settleTitles(sctx)
+		}
 		cancel()
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s", i+1, st.Op, err, tail(d.p.errBuf.Bytes()))
@@ -474,7 +496,7 @@ func (d *driver) NewSession(ctx context.Context, _ scenario.Step) error {
 	var resp struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := d.p.client.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": []any{}}, &resp); err != nil {
+	if err := d.p.client.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": d.mcpServers}, &resp); err != nil {
 		return err
 	}
 	d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)
@@ -493,7 +515,7 @@ func (d *driver) LoadSession(ctx context.Context, st scenario.Step) error {
 	if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
 		return err
 	}
-	err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": []any{}}, nil)
+	err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)
 	if !st.ExpectError {
 		return err
 	}

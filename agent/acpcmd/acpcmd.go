@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/reel-agent/reel/agent/llm/openai"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/mcp/mcpreplay"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -90,9 +92,22 @@ type Options struct {
 	NoInstructions, NoReadGuard, NoRepeatReminders bool
 	// NoSkills turns skills (SKILL.md packs) off.
 	NoSkills bool
+	// NoTitleModel keeps sessions on their fallback title (the model is
+	// not asked for one); ReplayTitleOverride serves the replayed title
+	// calls from a file instead of the recorded titles.
+	NoTitleModel        bool
+	ReplayTitleOverride string
 	// Hooks and CodexHooks are hook config files of the Claude Code and
 	// the Codex dialect (repeatable; relative to the launch directory).
 	Hooks, CodexHooks []string
+	// ImageInput is "auto" (the model takes images when reel's table of
+	// models says so, openai.TakesImages), "on" or "off".
+	ImageInput string
+	// MCPTrust names the MCP servers whose tools run without asking
+	// ("*": all).
+	MCPTrust []string
+	// ModelList is the comma-separated --models.
+	ModelList string
 }
 
 // helpText introduces reel acp's -h output; the flags follow, then
@@ -170,8 +185,13 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
 	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
 	fs.BoolVar(&o.NoSkills, "no-skills", false, "no skills: no skill catalog, skill packs or skill slash commands")
+	fs.BoolVar(&o.NoTitleModel, "no-title-model", false, "title sessions by their first prompt's first words only; do not ask the model for a title after the first turn")
+	fs.StringVar(&o.ReplayTitleOverride, "replay-title-override", "", "serve the replayed title calls of the first --replay log from `FILE` (the format of replay.override.json) instead of the recorded titles")
 	fs.Var((*multiFlag)(&o.Hooks), "hooks", "run the Claude Code hooks of `FILE` (a hooks.json, or a settings.json with a \"hooks\" key; repeatable)")
 	fs.Var((*multiFlag)(&o.CodexHooks), "codex-hooks", "run the Codex hooks of `FILE` (a Codex hooks.json; repeatable)")
+	fs.StringVar(&o.ModelList, "models", "", "comma-separated `MODELS` an editor may pick per session (its model picker); default: the provider's known models when --model is one of them, else none")
+	fs.Var((*multiFlag)(&o.MCPTrust), "mcp-trust", "run the tools of the MCP server `NAME` (as the editor names it) without asking; \"*\" trusts every server (repeatable)")
+	fs.StringVar(&o.ImageInput, "image-input", "auto", "whether the model takes images (prompt images, read_image): auto (by model name: deepseek-v4-flash-vision-exp, gpt-4o, gpt-4.1, gpt-5, …), on or off")
 	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
 	// The flag package prints nothing itself: a mistake is one line on
 	// stderr (from main), and -h is the help, on stdout, with exit 0.
@@ -199,11 +219,17 @@ func parse(args []string, env IO) (Options, error) {
 	if o.Network != "on" && o.Network != "off" {
 		return o, fmt.Errorf("%w: --network %q: want on or off", ErrUsage, o.Network)
 	}
+	if o.ImageInput != "auto" && o.ImageInput != "on" && o.ImageInput != "off" {
+		return o, fmt.Errorf("%w: --image-input %q: want auto, on or off", ErrUsage, o.ImageInput)
+	}
 	if o.InlineBytes < 0 {
 		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
 	}
 	if o.GlobMaxResults < 0 || o.GlobMaxResults > tools.MaxListEntries {
 		return o, fmt.Errorf("%w: --glob-max-results %d: want 0 (the default) to %d", ErrUsage, o.GlobMaxResults, tools.MaxListEntries)
+	}
+	if o.ReplayTitleOverride != "" && len(o.Replay) == 0 {
+		return o, fmt.Errorf("%w: --replay-title-override needs --replay", ErrUsage)
 	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
@@ -278,11 +304,17 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg.Hooks, cfg.Notices = loadHooks(o, log)
 	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
 	if len(o.Replay) > 0 {
-		models, provider, model, err := replayModels(o.Replay, o.ReplayOverride)
+		models, provider, model, logs, err := replayModels(o.Replay, o.ReplayOverride)
 		if err != nil {
 			return err
 		}
+		if models, err = replayTitles(models, logs, o.ReplayTitleOverride); err != nil {
+			return err
+		}
 		cfg.Models, cfg.Provider, cfg.Model = models, provider, model
+		// The MCP servers of a replayed session are its recording's: no
+		// server is started or called.
+		cfg.MCP = mcpreplay.Connector{Logs: logs}
 		log.Info("replaying recorded model calls", "logs", o.Replay)
 	} else {
 		if o.Standin != "" {
@@ -312,6 +344,8 @@ func Run(ctx context.Context, args []string, env IO) error {
 	if o.Model != "" {
 		cfg.Model = o.Model
 	}
+	cfg.ImageInput = imageInput(o, cfg.Model)
+	cfg.ModelChoices = modelChoices(o, cfg.Model, len(o.Replay) > 0 || o.Standin != "")
 	sb := newSandbox(env.Executable, log, o.Network == "on", o.StateDir, cfg.SpillDir)
 	// Every supervised process tree ends with the agent, and the
 	// sandbox's private temp dirs go with it.
@@ -337,15 +371,36 @@ func engineConfig(o Options) agent.Config {
 		Invariant: o.Invariant, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
 		ContextWindow:  o.ContextWindow,
 		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
+		Attachments:    attachments(o),
 		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
 		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
-		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off",
+		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
+		MCPTrusted: o.MCPTrust,
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
 	}
 	return cfg
+}
+
+// attachments is the store of prompt and read_image images: beside the
+// sessions and spill directories (the state dir's sibling "attachments"),
+// whichever store holds the logs.
+func attachments(o Options) *sessionlog.Attachments {
+	return sessionlog.NewAttachments(filepath.Join(filepath.Dir(o.StateDir), "attachments"))
+}
+
+// imageInput decides whether model takes images: --image-input on or off,
+// else reel's table of models.
+func imageInput(o Options, model string) bool {
+	switch o.ImageInput {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	return openai.TakesImages(model)
 }
 
 // loadHooks loads the hook configs the flags name, in order (Claude Code
@@ -382,34 +437,62 @@ func loadHooks(o Options, log *slog.Logger) ([]agent.Hook, []string) {
 // Version is reel's version string.
 const Version = "0.1.0"
 
-// replayScripts holds one script per session, in opening order.
-type replayScripts struct{ scripts [][]replay.Entry }
+// replayScripts holds one script per session, in opening order, and each
+// session's title-call script.
+type replayScripts struct{ scripts, titles [][]replay.Entry }
 
 // ForSession implements agent.Models.
 func (r replayScripts) ForSession(index int, cwd string, done int) (llm.Provider, error) {
 	if index >= len(r.scripts) {
 		return nil, fmt.Errorf("replay: session %d was opened, but only %d recorded log(s) were given with --replay", index+1, len(r.scripts))
 	}
-	return replay.New(r.scripts[index], done, cwd), nil
+	p := replay.New(r.scripts[index], done, cwd)
+	if index < len(r.titles) {
+		p.WithTitles(r.titles[index])
+	}
+	return p, nil
+}
+
+// replayTitles gives each replayed session the title calls its log
+// recorded (the first log's from override, when given).
+func replayTitles(m agent.Models, logs [][]sessionlog.Event, override string) (agent.Models, error) {
+	r, ok := m.(replayScripts)
+	if !ok {
+		return m, nil
+	}
+	for i, events := range logs {
+		ov := ""
+		if i == 0 {
+			ov = override
+		}
+		t, err := replay.LoadTitles(events, ov)
+		if err != nil {
+			return nil, fmt.Errorf("--replay-title-override: %w", err)
+		}
+		r.titles = append(r.titles, t)
+	}
+	return r, nil
 }
 
 // replayModels loads the recorded logs and takes the call config (provider,
-// model) from the first request header of the first log.
-func replayModels(logs []string, override string) (agent.Models, string, string, error) {
+// model) from the first request header of the first log; events are the
+// logs' events, in order.
+func replayModels(logs []string, override string) (_ agent.Models, provider, model string, events [][]sessionlog.Event, _ error) {
 	var r replayScripts
-	provider, model := "replay", "replay"
+	provider, model = "replay", "replay"
 	for i, path := range logs {
 		d, _, err := jsonl.ReadValid(path)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("--replay: %w", err) // the error names the file and line
+			return nil, "", "", nil, fmt.Errorf("--replay: %w", err) // the error names the file and line
 		}
+		events = append(events, d.Events)
 		ov := ""
 		if i == 0 {
 			ov = override
 		}
 		script, err := replay.Load(d.Events, ov)
 		if err != nil {
-			return nil, "", "", fmt.Errorf("--replay: %s: %w", path, err)
+			return nil, "", "", nil, fmt.Errorf("--replay: %s: %w", path, err)
 		}
 		r.scripts = append(r.scripts, script)
 		if i == 0 {
@@ -418,7 +501,7 @@ func replayModels(logs []string, override string) (agent.Models, string, string,
 			}
 		}
 	}
-	return r, provider, model, nil
+	return r, provider, model, events, nil
 }
 
 // recordedConfig returns provider and model of the first request header.
@@ -479,6 +562,7 @@ func liveProvider(o Options, getenv func(string) string, log *slog.Logger) (p li
 		v := getenv(k)
 		return v, v != ""
 	}
+	cfg.ImageInput, cfg.Images = imageInput(o, cfg.Model), attachments(o)
 	// One attempt per call: the agent loop retries (and tells the editor);
 	// retrying here as well multiplied the requests.
 	cfg.MaxAttempts = 1
@@ -550,4 +634,32 @@ type unavailable struct{ err error }
 
 func (u unavailable) Stream(context.Context, llm.Request) (llm.Stream, error) {
 	return nil, &llm.ProviderError{Code: llm.CodeAuth, Message: u.err.Error(), Err: u.err}
+}
+
+// knownModels are the models of each provider an editor is offered by
+// default (--models replaces them).
+var knownModels = map[string][]string{
+	"deepseek": {"deepseek-chat", "deepseek-reasoner"},
+	"openai":   {"gpt-4.1", "gpt-4.1-mini"},
+}
+
+// modelChoices are the models a session may switch to: --models (with the
+// session's default model first), else the provider's known models when
+// the default is one of them; a replay or a stand-in offers none unless
+// --models asks.
+func modelChoices(o Options, model string, scripted bool) []string {
+	if o.ModelList == "" {
+		known := knownModels[o.Provider]
+		if scripted || !slices.Contains(known, model) {
+			return nil
+		}
+		return slices.Clone(known)
+	}
+	out := []string{model}
+	for _, m := range strings.Split(o.ModelList, ",") {
+		if m = strings.TrimSpace(m); m != "" && !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -46,6 +46,18 @@ func standinURL(t *testing.T, script *standin.Script) (string, *standin.Server) 
 // until the prompt's response arrives.
 func promptAllowing(t *testing.T, p *proc, sid, text string) (stop string, asked []json.RawMessage, frames []frame) {
 	t.Helper()
+	stop, frames = promptWith(t, p, sid, text, func(params json.RawMessage) string {
+		asked = append(asked, params)
+		return "allow_once"
+	})
+	return stop, asked, frames
+}
+
+// promptWith runs a prompt, answering every session/request_permission
+// with the option id answer picks for its params, until the prompt's
+// response arrives; it returns the stop reason and every frame read.
+func promptWith(t *testing.T, p *proc, sid, text string, answer func(params json.RawMessage) string) (stop string, frames []frame) {
+	t.Helper()
 	id := p.request("session/prompt", promptParams(sid, text))
 	for {
 		f := p.next()
@@ -59,11 +71,10 @@ func promptAllowing(t *testing.T, p *proc, sid, text string) (stop string, asked
 				StopReason string `json:"stopReason"`
 			}
 			_ = json.Unmarshal(f.Result, &r)
-			return r.StopReason, asked, frames
+			return r.StopReason, frames
 		case f.Method == "session/request_permission":
-			asked = append(asked, f.Params)
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.ID,
-				"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "allow_once"}}})
+				"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": answer(f.Params)}}})
 			p.send(string(b))
 		}
 	}

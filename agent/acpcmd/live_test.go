@@ -130,11 +130,12 @@ func TestLoopbackBaseURLNeedsNoKey(t *testing.T) {
 			if stop, _ := p.prompt(sid, "hello"); stop != "end_turn" {
 				t.Fatalf("stop reason %q", stop)
 			}
-			if got := rs.requests(); len(got) != 1 || got[0] != "Bearer local" {
-				t.Errorf("Authorization headers %q, want one placeholder \"Bearer local\"", got)
-			}
 			if code := p.finish(); code != 0 {
 				t.Fatalf("exit %d", code)
+			}
+			// The prompt's call and the title call after the turn.
+			if got := rs.requests(); len(got) != 2 || got[0] != "Bearer local" || got[1] != "Bearer local" {
+				t.Errorf("Authorization headers %q, want the placeholder \"Bearer local\" on both calls", got)
 			}
 			if strings.Contains(p.stderr.String(), "no API key") {
 				t.Errorf("stderr asks for a key:\n%s", p.stderr.String())

@@ -31,6 +31,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"positional argument", []string{"extra"}, true, "reel acp takes no arguments"},
 		{"unknown mode", []string{"--mode", "yolo"}, true, `--mode "yolo"`},
 		{"override without replay", []string{"--replay-override", "o.json"}, true, "--replay-override needs --replay"},
+		{"title override without replay", []string{"--replay-title-override", "o.json"}, true, "--replay-title-override needs --replay"},
 		{"unknown log level", []string{"--log-level", "loud"}, true, `--log-level "loud"`},
 		{"unknown store", []string{"--store", "csv"}, true, `--store "csv"`},
 		{"unknown provider", []string{"--provider", "acme"}, true, `--provider "acme"`},

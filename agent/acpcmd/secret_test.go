@@ -103,8 +103,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 
 			// The key was really in use: the provider sent it to the model.
 			mu.Lock()
-			if len(auth) != 2 || slices.ContainsFunc(auth, func(a string) bool { return a != "Bearer "+key }) {
-				t.Errorf("the stand-in saw Authorization %q, want the fake key on both calls", auth)
+			// Two conversation calls and the title call after the first turn.
+			if len(auth) != 3 || slices.ContainsFunc(auth, func(a string) bool { return a != "Bearer "+key }) {
+				t.Errorf("the stand-in saw Authorization %q, want the fake key on all three calls", auth)
 			}
 			mu.Unlock()
 			for i, body := range model.Requests() {

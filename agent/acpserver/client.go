@@ -29,13 +29,21 @@ func (srv *Server) client(session string) agent.Client {
 	return c
 }
 
-func (srv *Server) updates(session string) updates { return updates{srv, session} }
+func (srv *Server) updates(session string) updates {
+	u := updates{srv: srv, session: session}
+	if srv.inflight != nil {
+		u.prompt = srv.inflight.promptOf(session)
+	}
+	return u
+}
 
 // updates turns what a session's turn reports into session/update
-// notifications.
+// notifications. prompt is the request id of the prompt they report on
+// ("" outside a prompt).
 type updates struct {
 	srv     *Server
 	session string
+	prompt  string
 }
 
 var _ agent.Updates = updates{}
@@ -72,6 +80,13 @@ func (u updates) ToolRunning(ctx context.Context, id string) {
 	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(acp.ToolCallStatusInProgress)))
 }
 
+// ToolProgress implements agent.Updates: the call's output so far, as its
+// content (which the next update replaces), still in progress.
+func (u updates) ToolProgress(ctx context.Context, id, output string) {
+	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(acp.ToolCallStatusInProgress),
+		acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(output))})))
+}
+
 // ToolEnd implements agent.Updates: the final status, the output and, for
 // a file change, its diff.
 func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
@@ -103,6 +118,12 @@ func (u updates) Plan(ctx context.Context, todos []tools.Todo) {
 	u.send(ctx, acp.UpdatePlan(entries...))
 }
 
+// Usage implements agent.Updates: a usage_update (context used of the
+// window; reel knows no prices, so no cost).
+func (u updates) Usage(ctx context.Context, use agent.ContextUsage) {
+	u.send(ctx, acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{SessionUpdate: "usage_update", Used: use.Used, Size: use.Size}})
+}
+
 func locations(locs []tools.Location) []acp.ToolCallLocation {
 	out := make([]acp.ToolCallLocation, 0, len(locs))
 	for _, l := range locs {
@@ -116,8 +137,9 @@ func locations(locs []tools.Location) []acp.ToolCallLocation {
 	return out
 }
 
-// approver asks the editor to approve escalations with
-// session/request_permission, offering allow_once and reject_once.
+// approver asks the editor with session/request_permission to approve an
+// escalation or a call a hook asked about (allow or reject once), or an
+// MCP tool's call (also for the rest of the session).
 type approver struct {
 	srv     *Server
 	session string
@@ -137,20 +159,45 @@ func (a approver) Approve(ctx context.Context, req agent.Approval) (agent.Answer
 			Content:    []acp.ToolCallContent{acp.ToolContent(acp.TextBlock(req.Detail))},
 			RawInput:   c.Arguments,
 		},
-		Options: []acp.PermissionOption{
-			{Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: "allow_once"},
-			{Kind: acp.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "reject_once"},
-		},
+		Options: permissionOptions(req.Always),
 	})
 	switch {
 	case err != nil:
 		return agent.Dismissed, err
-	case resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionId == "allow_once":
-		return agent.Allowed, nil
-	case resp.Outcome.Selected != nil:
-		return agent.Rejected, nil
+	case resp.Outcome.Selected == nil:
+		return agent.Dismissed, nil
 	}
-	return agent.Dismissed, nil
+	// An option id reel did not offer is a rejection.
+	switch resp.Outcome.Selected.OptionId {
+	case "allow_once":
+		return agent.Allowed, nil
+	case "allow_always":
+		if req.Always {
+			return agent.AllowedAlways, nil
+		}
+	case "reject_always":
+		if req.Always {
+			return agent.RejectedAlways, nil
+		}
+	}
+	return agent.Rejected, nil
+}
+
+// permissionOptions are the choices of a permission request: once, and
+// with always also for the rest of the session.
+func permissionOptions(always bool) []acp.PermissionOption {
+	if !always {
+		return []acp.PermissionOption{
+			{Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: "allow_once"},
+			{Kind: acp.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "reject_once"},
+		}
+	}
+	return []acp.PermissionOption{
+		{Kind: acp.PermissionOptionKindAllowOnce, Name: "Allow once", OptionId: "allow_once"},
+		{Kind: acp.PermissionOptionKindAllowAlways, Name: "Always allow in this session", OptionId: "allow_always"},
+		{Kind: acp.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "reject_once"},
+		{Kind: acp.PermissionOptionKindRejectAlways, Name: "Always reject in this session", OptionId: "reject_always"},
+	}
 }
 
 // clientFS reads and writes through the editor (unsaved buffers, review).

@@ -3,6 +3,7 @@ package acpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,10 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	acp "github.com/coder/acp-go-sdk"
+
+	"github.com/reel-agent/reel/agent"
 )
 
 // ErrStalled reports a client that stopped reading: a frame could not be
@@ -684,4 +689,48 @@ func (s *idScanner) setID() {
 	if v := s.val; v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
 		s.id = append(json.RawMessage(nil), v...)
 	}
+}
+
+// Title implements agent.Updates: the session's title as ACP's
+// session_info_update, with the time it was accepted. A late title (one
+// made after its turn ended) is sent after the answer to that turn's
+// prompt, so the client sees the turn end first, whatever the timing.
+func (u updates) Title(ctx context.Context, t agent.Title) {
+	if t.Late && u.prompt != "" && u.srv.inflight != nil {
+		u.srv.inflight.waitAnswered(ctx, u.prompt)
+	}
+	u.send(ctx, titleUpdate(t))
+}
+
+// promptOf is the id of session's unanswered prompt ("" when none).
+func (f *inflight) promptOf(session string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, s := range f.prompts {
+		if s == session {
+			return id
+		}
+	}
+	return ""
+}
+
+// waitAnswered blocks until request id was answered or ctx is done.
+func (f *inflight) waitAnswered(ctx context.Context, id string) {
+	stop := context.AfterFunc(ctx, func() {
+		f.mu.Lock()
+		f.cond.Broadcast()
+		f.mu.Unlock()
+	})
+	defer stop()
+	f.mu.Lock()
+	for f.pending[id] > 0 && ctx.Err() == nil {
+		f.cond.Wait()
+	}
+	f.mu.Unlock()
+}
+
+// titleUpdate is the session_info_update of a title.
+func titleUpdate(t agent.Title) acp.SessionUpdate {
+	at := t.At.UTC().Format(time.RFC3339)
+	return acp.SessionUpdate{SessionInfoUpdate: &acp.SessionSessionInfoUpdate{Title: acp.Ptr(t.Text), UpdatedAt: &at}}
 }

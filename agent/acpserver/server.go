@@ -2,10 +2,12 @@ package acpserver
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +47,9 @@ type Server struct {
 	eng  *agent.Engine
 	log  *slog.Logger
 	conn *acp.AgentSideConnection
+	// inflight knows which prompts are unanswered (a late title waits
+	// for its prompt's answer: frames.go).
+	inflight *inflight
 
 	mu sync.Mutex
 	// active counts running handlers that touch sessions; closing makes
@@ -96,7 +101,7 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	ff := newFrameFilter(in, w, srv.log, fl)
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
-	srv.conn = conn
+	srv.conn, srv.inflight = conn, fl
 	// The connection reads (and may log, or dispatch to handlers that use
 	// srv.conn) only from here on.
 	close(ff.ready)
@@ -156,8 +161,9 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 		AgentInfo:       &acp.Implementation{Name: "reel", Version: srv.cfg.Version},
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
-			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: srv.eng.ImageInput()},
 			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Close: &acp.SessionCloseCapabilities{}},
+			McpCapabilities:     mcpCapabilities,
 		},
 		AuthMethods: srv.authMethods(),
 	}, nil
@@ -228,6 +234,15 @@ func modes(current sandbox.Mode) *acp.SessionModeState {
 	return st
 }
 
+// logFailure reports on stderr a request that failed for a reason other
+// than the client's mistake (the client sees only "Internal error" and the
+// message in its data).
+func (srv *Server) logFailure(method string, err error) {
+	if !errors.Is(err, agent.ErrInvalid) && !errors.Is(err, agent.ErrBusy) {
+		srv.log.Error(method+" failed", "err", err)
+	}
+}
+
 // acpError maps an engine error onto the ACP error a request answers with:
 // the caller's mistakes are invalid params (a busy session: invalid
 // request), a failed model call keeps the provider's message and code, and
@@ -277,12 +292,17 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	if err := unsupportedDirs(p.AdditionalDirectories); err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	s, err := srv.eng.NewSession(ctx, p.Cwd)
+	withMCP, err := mcpOption(p.McpServers)
 	if err != nil {
+		return acp.NewSessionResponse{}, err
+	}
+	s, err := srv.eng.NewSession(ctx, p.Cwd, withMCP)
+	if err != nil {
+		srv.logFailure("session/new", err)
 		return acp.NewSessionResponse{}, acpError(err)
 	}
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode())}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
 }
 
 // unsupportedDirs refuses ACP's (unstable) additionalDirectories: a
@@ -306,13 +326,21 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	if err := unsupportedDirs(p.AdditionalDirectories); err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd)
+	withMCP, err := mcpOption(p.McpServers)
 	if err != nil {
+		return acp.LoadSessionResponse{}, err
+	}
+	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd, withMCP)
+	if err != nil {
+		srv.logFailure("session/load", err)
 		return acp.LoadSessionResponse{}, acpError(err)
 	}
 	s.History(ctx, srv.updates(s.ID()))
+	if t, ok := s.Title(); ok {
+		srv.updates(s.ID()).Title(ctx, t)
+	}
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
-	return acp.LoadSessionResponse{Modes: modes(s.Mode())}, nil
+	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
 }
 
 // Prompt implements acp.Agent. ctx is cancelled by session/cancel.
@@ -337,38 +365,77 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		defer context.AfterFunc(serveCtx, cancel)()
 		defer cancel()
 	}
-	stop, err := s.Prompt(ctx, promptContent(p.Prompt), srv.client(s.ID()))
+	content, err := promptContent(p.Prompt)
+	if err != nil {
+		return acp.PromptResponse{}, err
+	}
+	stop, err := s.Prompt(ctx, content, srv.client(s.ID()))
 	if err != nil {
 		return acp.PromptResponse{}, acpError(err)
 	}
 	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 }
 
-// promptContent renders ACP prompt content as the engine's: text as is,
-// an embedded text resource as a <file> block, a link as @uri, and a note
-// for the media reel does not send. Other blocks are dropped.
-func promptContent(prompt []acp.ContentBlock) []agent.Content {
+// promptContent maps ACP prompt content onto the engine's: text as is, an
+// embedded text resource as a <file> block, an image, a binary resource
+// and an audio clip with their bytes decoded (the engine sends them where
+// the model takes them, else tells the model and the user), a link by its
+// URI (the engine reads file:// links). Base64 that does not decode is the
+// client's mistake: invalid params, naming the block.
+func promptContent(prompt []acp.ContentBlock) ([]agent.Content, error) {
 	out := make([]agent.Content, 0, len(prompt))
-	for _, c := range prompt {
-		var text string
+	for i, c := range prompt {
+		var ct agent.Content
+		var err error
 		switch {
 		case c.Text != nil:
-			text = c.Text.Text
+			ct.Text = c.Text.Text
 		case c.ResourceLink != nil:
-			text = "@" + c.ResourceLink.Uri
+			ct.Link = c.ResourceLink.Uri
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
-			text = fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text)
+			ct.Text = fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text)
+		case c.Resource != nil && c.Resource.Resource.BlobResourceContents != nil:
+			r := c.Resource.Resource.BlobResourceContents
+			mt := ""
+			if r.MimeType != nil {
+				mt = *r.MimeType
+			}
+			ct.Blob, err = attached(i, "resource blob", r.Uri, mt, r.Blob)
 		case c.Image != nil:
-			text = "[an image was attached; reel does not send images to the model]"
+			uri := ""
+			if c.Image.Uri != nil {
+				uri = *c.Image.Uri
+			}
+			ct.Image, err = attached(i, "image data", uri, c.Image.MimeType, c.Image.Data)
 		case c.Audio != nil:
-			text = "[an audio clip was attached; reel does not send audio to the model]"
+			ct.Blob, err = attached(i, "audio data", "", audioType(c.Audio.MimeType), c.Audio.Data)
 		default:
 			continue
 		}
-		out = append(out, agent.Content{Text: text})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ct)
 	}
-	return out
+	return out, nil
+}
+
+// attached decodes the base64 of prompt block i.
+func attached(i int, what, uri, mediaType, data string) (*agent.Attached, error) {
+	b, err := base64.StdEncoding.Strict().DecodeString(data)
+	if err != nil {
+		return nil, acp.NewInvalidParams(map[string]any{"error": fmt.Sprintf("prompt[%d]: the %s is not valid base64: %v", i, what, err)})
+	}
+	return &agent.Attached{URI: uri, MediaType: mediaType, Data: b}, nil
+}
+
+// audioType makes sure an audio clip's type reads as audio.
+func audioType(mt string) string {
+	if strings.HasPrefix(mt, "audio/") {
+		return mt
+	}
+	return "audio/" + strings.TrimPrefix(mt, "/")
 }
 
 // Cancel implements acp.Agent. The SDK cancels the prompt's context; the
@@ -412,7 +479,11 @@ func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) 
 			continue
 		}
 		updated := info.UpdatedAt.Format(time.RFC3339)
-		resp.Sessions = append(resp.Sessions, acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated})
+		si := acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated}
+		if info.Title != "" {
+			si.Title = acp.Ptr(info.Title)
+		}
+		resp.Sessions = append(resp.Sessions, si)
 	}
 	return resp, nil
 }
@@ -429,11 +500,6 @@ func (srv *Server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (a
 // ResumeSession implements acp.Agent; reel resumes through session/load.
 func (srv *Server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
 	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
-}
-
-// SetSessionConfigOption implements acp.Agent; reel has no config options.
-func (srv *Server) SetSessionConfigOption(context.Context, acp.SetSessionConfigOptionRequest) (acp.SetSessionConfigOptionResponse, error) {
-	return acp.SetSessionConfigOptionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionSetConfigOption)
 }
 
 // availableCommands is the available_commands_update of a session's

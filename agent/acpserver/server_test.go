@@ -113,17 +113,19 @@ func TestTextTurn(t *testing.T) {
 		t.Errorf("updates %s: the answer must follow the thoughts", describe(us))
 	}
 
+	// The model's title arrives after the turn (title_test.go).
+	waitTitle(t, r, sid, standin.DefaultTitle)
 	d := r.readLog(t, sid)
 	got := slices.Compact(types(d.Events))
 	want := []string{
 		sessionlog.TypeSandboxMode, sessionlog.TypeApprovalPolicy, sessionlog.TypeTurnStart, sessionlog.TypeStepStart,
-		sessionlog.TypeUserMessage, sessionlog.TypeRequestHeader, sessionlog.TypeRequestContext, sessionlog.TypeAssistantChunk,
-		sessionlog.TypeAssistantMessage, sessionlog.TypeStepEnd, sessionlog.TypeTurnEnd,
+		sessionlog.TypeUserMessage, sessionlog.TypeSessionTitle, sessionlog.TypeRequestHeader, sessionlog.TypeRequestContext, sessionlog.TypeAssistantChunk,
+		sessionlog.TypeAssistantMessage, sessionlog.TypeStepEnd, sessionlog.TypeTurnEnd, sessionlog.TypeTitleLLMRequest, sessionlog.TypeSessionTitle,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("log event types (runs compacted)\n got %v\nwant %v", got, want)
 	}
-	end := d.Events[len(d.Events)-1]
+	end := d.Events[max(lastIndexOf(d.Events, sessionlog.TypeTurnEnd), 0)]
 	if string(end.Data) != `{"turn":1,"reason":{"kind":"completed"}}` {
 		t.Errorf("turn/end data %s", end.Data)
 	}

@@ -67,9 +67,10 @@ type asmBlock struct {
 
 // Delta is what one chunk adds to what a user interface shows as the
 // response streams: the text of a text-delta (Type "text") or of a
-// reasoning-delta (Type "reasoning"), at the chunk's Index. Every other
-// chunk gives the zero Delta (Type ""). Text may be empty; a text or
-// reasoning delta is reported even then.
+// reasoning-delta (Type "reasoning"), at the chunk's Index, and the text
+// of a text or reasoning block-end whose block had no delta (it arrived
+// whole). Every other chunk gives the zero Delta (Type ""). Text may be
+// empty; a text or reasoning delta is reported even then.
 type Delta struct {
 	Type  string
 	Index int
@@ -116,7 +117,13 @@ func (a *Assembler) Add(c Chunk) (Delta, error) {
 		if b := a.byIndex[c.Index]; b != nil && c.Block != nil {
 			end := *c.Block
 			end.Raw = bytes.Clone(c.Block.Raw)
+			streamed := b.text.Len() > 0 || b.end != nil
 			b.end = &end
+			// A text block that arrives whole, with no delta before its
+			// end, is shown as it ends (the reference shows it too).
+			if !streamed && end.Text != "" && end.Type == b.typ && (b.typ == BlockText || b.typ == BlockReasoning) {
+				return Delta{Type: b.typ, Index: c.Index, Text: end.Text}, nil
+			}
 		}
 	case ChunkUsage:
 		if c.Usage != nil {

@@ -154,6 +154,7 @@ func TestAssembler(t *testing.T) {
 			},
 			content: `[{"type":"text","text":"t"}]`,
 			text:    "t",
+			deltas:  []Delta{{Type: BlockText, Text: "t"}},
 			finish:  FinishStop,
 		},
 		{
@@ -439,6 +440,10 @@ func refAssemble(chunks []Chunk) refResult {
 			b.args = append(b.args, c.ArgumentsDelta...)
 		case ChunkBlockEnd:
 			if b := byIndex[c.Index]; b != nil && c.Block != nil {
+				// A text block that arrived whole shows as it ends.
+				if len(b.text) == 0 && b.end == nil && c.Block.Text != "" && c.Block.Type == b.typ && (b.typ == BlockText || b.typ == BlockReasoning) {
+					res.deltas = append(res.deltas, Delta{Type: c.Block.Type, Index: c.Index, Text: c.Block.Text})
+				}
 				b.end = c.Block
 			}
 		case ChunkUsage:

@@ -28,7 +28,14 @@ type Request struct {
 	Messages    []json.RawMessage `json:"messages"`
 	MaxTokens   int               `json:"maxTokens,omitempty"`
 	Temperature *float64          `json:"temperature,omitempty"`
+	// Purpose is what the call is for when it is not a step of the
+	// conversation: PurposeTitle for a session title ("" for a step). A
+	// replayed or scripted model answers such a call from its own source.
+	Purpose string `json:"purpose,omitempty"`
 }
+
+// PurposeTitle marks the model call that titles a session.
+const PurposeTitle = "session-title"
 
 // Provider opens model streams.
 //

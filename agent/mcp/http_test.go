@@ -12,22 +12,22 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reel-agent/reel/agent/mcp"
-	"github.com/reel-agent/reel/agent/mcp/internal/testserver"
+	"github.com/reel-agent/reel/agent/mcp/mcptest"
 )
 
 // httpServer serves the test MCP server with handler (streamable HTTP or
 // SSE) and records the Authorization headers it receives.
 type httpServer struct {
 	*httptest.Server
-	state *testserver.State
+	state *mcptest.State
 	mu    sync.Mutex
 	auth  map[string]bool
 }
 
 func newHTTPServer(t *testing.T, sse bool) *httpServer {
 	t.Helper()
-	hs := &httpServer{state: new(testserver.State), auth: map[string]bool{}}
-	srv := testserver.New(testserver.ModeTools, hs.state)
+	hs := &httpServer{state: new(mcptest.State), auth: map[string]bool{}}
+	srv := mcptest.New(mcptest.ModeTools, hs.state)
 	get := func(*http.Request) *sdk.Server { return srv }
 	var h http.Handler = sdk.NewStreamableHTTPHandler(get, nil)
 	if sse {

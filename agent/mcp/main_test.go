@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/reel-agent/reel/agent/mcp"
-	"github.com/reel-agent/reel/agent/mcp/internal/testserver"
+	"github.com/reel-agent/reel/agent/mcp/mcptest"
 )
 
 // serverEnv, set to a testserver mode, makes the test binary an MCP stdio
@@ -27,7 +27,7 @@ const serverEnv = "REEL_MCP_TESTSERVER"
 // is set, the way agent/sandbox's tests re-execute themselves.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(serverEnv); mode != "" {
-		os.Exit(testserver.Main(mode))
+		os.Exit(mcptest.Main(mode))
 	}
 	os.Exit(m.Run())
 }

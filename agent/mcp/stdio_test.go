@@ -17,14 +17,14 @@ import (
 	"time"
 
 	"github.com/reel-agent/reel/agent/mcp"
-	"github.com/reel-agent/reel/agent/mcp/internal/testserver"
+	"github.com/reel-agent/reel/agent/mcp/mcptest"
 	"github.com/reel-agent/reel/agent/tools"
 )
 
 // toolsModeNames are the reel names of ModeTools' tools for a server "ts".
 var toolsModeNames = []string{
-	"mcp__ts__add", "mcp__ts__big", "mcp__ts__echo", "mcp__ts__fail", "mcp__ts__image", "mcp__ts__mixed",
-	"mcp__ts__pid", "mcp__ts__protoerr", "mcp__ts__roots", "mcp__ts__slow", "mcp__ts__spawn", "mcp__ts__stats",
+	"mcp__ts__add", "mcp__ts__big", "mcp__ts__echo", "mcp__ts__fail", "mcp__ts__getenv", "mcp__ts__image", "mcp__ts__mixed",
+	"mcp__ts__pid", "mcp__ts__protoerr", "mcp__ts__roots", "mcp__ts__slow", "mcp__ts__spawn", "mcp__ts__stats", "mcp__ts__touch",
 }
 
 // call runs the tool called name of set.
@@ -42,7 +42,7 @@ func call(t *testing.T, set *mcp.Set, name, args string) tools.Result {
 }
 
 func TestConnectStdioListsTools(t *testing.T) {
-	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", mcptest.ModeTools))
 	var names []string
 	for _, tool := range set.Tools() {
 		names = append(names, tool.Name())
@@ -82,8 +82,8 @@ func TestConnectStdioListsTools(t *testing.T) {
 }
 
 func TestCallResults(t *testing.T) {
-	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", testserver.ModeTools))
-	pngNote := "[image: image/png, " + strconv.Itoa(len(testserver.PNG)) + " bytes; binary data not shown]"
+	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", mcptest.ModeTools))
+	pngNote := "[image: image/png, " + strconv.Itoa(len(mcptest.PNG)) + " bytes; binary data not shown]"
 	tests := []struct {
 		name, tool, args string
 		want             string
@@ -112,7 +112,7 @@ func TestCallResults(t *testing.T) {
 			if res.Kind != tools.KindOther || res.Title != "ts: "+tt.tool {
 				t.Errorf("kind %q title %q", res.Kind, res.Title)
 			}
-			if b64 := base64.StdEncoding.EncodeToString(testserver.PNG); strings.Contains(res.Text, b64) || strings.Contains(res.Text, b64[:16]) {
+			if b64 := base64.StdEncoding.EncodeToString(mcptest.PNG); strings.Contains(res.Text, b64) || strings.Contains(res.Text, b64[:16]) {
 				t.Errorf("the image's base64 reached the text: %q", res.Text)
 			}
 		})
@@ -120,7 +120,7 @@ func TestCallResults(t *testing.T) {
 }
 
 func TestCallResultIsCapped(t *testing.T) {
-	set := mustConnect(t, mcp.Options{MaxResultBytes: 2000}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{MaxResultBytes: 2000}, stdioServer(t, "ts", mcptest.ModeTools))
 	tool, _ := set.Tool("mcp__ts__big")
 	for _, tt := range []struct {
 		env   *tools.Env
@@ -143,7 +143,7 @@ func TestCallResultIsCapped(t *testing.T) {
 }
 
 func TestCallArgumentsAreChecked(t *testing.T) {
-	set := mustConnect(t, mcp.Options{MaxArgBytes: 100}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{MaxArgBytes: 100}, stdioServer(t, "ts", mcptest.ModeTools))
 	tool, _ := set.Tool("mcp__ts__echo")
 	for _, args := range []string{`[1,2]`, `"text"`, `42`, `{"text":`, `{"text":"a"} {}`, `{"text":"` + strings.Repeat("x", 100) + `"}`, "{\"text\":\"\xff\"}"} {
 		res, err := tool.Run(context.Background(), nil, json.RawMessage(args))
@@ -159,7 +159,7 @@ func TestCallArgumentsAreChecked(t *testing.T) {
 }
 
 func TestCancelSlowCall(t *testing.T) {
-	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", mcptest.ModeTools))
 	testCancel(t, set, "ts", func() string { return call(t, set, "mcp__ts__stats", `{}`).Text })
 }
 
@@ -215,9 +215,9 @@ func TestFailuresAreReportedPerServer(t *testing.T) {
 	rec := newRecorder()
 	set, err := connect(t, mcp.Options{Logger: slogOf(rec), ConnectTimeout: 500 * time.Millisecond},
 		missing,
-		stdioServer(t, "dies", testserver.ModeExitOnInit),
-		stdioServer(t, "ts", testserver.ModeTools),
-		stdioServer(t, "hangs", testserver.ModeHang),
+		stdioServer(t, "dies", mcptest.ModeExitOnInit),
+		stdioServer(t, "ts", mcptest.ModeTools),
+		stdioServer(t, "hangs", mcptest.ModeHang),
 		absent,
 	)
 	var ce *mcp.ConnectError
@@ -259,7 +259,7 @@ func TestConnectContextEndsConnecting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	set, err := mcp.Connect(ctx, []mcp.ServerConfig{stdioServer(t, "hangs", testserver.ModeHang)}, mcp.Options{})
+	set, err := mcp.Connect(ctx, []mcp.ServerConfig{stdioServer(t, "hangs", mcptest.ModeHang)}, mcp.Options{})
 	if set == nil {
 		t.Fatal("nil Set")
 	}
@@ -276,7 +276,7 @@ func TestConnectContextEndsConnecting(t *testing.T) {
 	}
 	// The connections of a Connect that returned do not depend on its ctx.
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	set2, err := mcp.Connect(ctx2, []mcp.ServerConfig{stdioServer(t, "ts", testserver.ModeTools)}, mcp.Options{})
+	set2, err := mcp.Connect(ctx2, []mcp.ServerConfig{stdioServer(t, "ts", mcptest.ModeTools)}, mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestConnectContextEndsConnecting(t *testing.T) {
 
 func TestStderrIsBounded(t *testing.T) {
 	rec := newRecorder()
-	set := mustConnect(t, mcp.Options{Logger: slogOf(rec)}, stdioServer(t, "flood", testserver.ModeFlood))
+	set := mustConnect(t, mcp.Options{Logger: slogOf(rec)}, stdioServer(t, "flood", mcptest.ModeFlood))
 	if res := call(t, set, "mcp__flood__echo", `{"text":"alive"}`); res.Text != "alive" {
 		t.Errorf("echo = %+v", res)
 	}
@@ -310,7 +310,7 @@ func TestStderrIsBounded(t *testing.T) {
 	}
 	cut := rec.messages("mcp: server stderr was cut")
 	if len(cut) != 1 || cut[0]["keptBytes"] != strconv.Itoa(mcp.MaxStderrBytes) ||
-		cut[0]["droppedBytes"] != strconv.Itoa(testserver.FloodBytes/1024*1024-mcp.MaxStderrBytes) {
+		cut[0]["droppedBytes"] != strconv.Itoa(mcptest.FloodBytes/1024*1024-mcp.MaxStderrBytes) {
 		t.Errorf("cut records = %v", cut)
 	}
 	if len(rec.messages("mcp: server stderr limit reached; further output is dropped")) != 1 {
@@ -319,7 +319,7 @@ func TestStderrIsBounded(t *testing.T) {
 }
 
 func TestHostileToolNames(t *testing.T) {
-	set := mustConnect(t, mcp.Options{}, stdioServer(t, "bad server/..", testserver.ModeHostile))
+	set := mustConnect(t, mcp.Options{}, stdioServer(t, "bad server/..", mcptest.ModeHostile))
 	got := map[string]string{} // remote → reel name
 	for _, tt := range set.Tools() {
 		tool := tt.(*mcp.Tool)
@@ -346,7 +346,7 @@ func TestHostileToolNames(t *testing.T) {
 			t.Errorf("%.20q → %q, want %q", remote, got[remote], name)
 		}
 	}
-	if len(got) != len(testserver.HostileNames) {
+	if len(got) != len(mcptest.HostileNames) {
 		t.Errorf("names = %v", got)
 	}
 	reasons := map[string]string{}
@@ -389,9 +389,9 @@ func maps(a, b map[string]string) bool {
 
 func TestDuplicateNames(t *testing.T) {
 	set, err := connect(t, mcp.Options{},
-		stdioServer(t, "x.y", testserver.ModeTools),
-		stdioServer(t, "x_y", testserver.ModeTools),
-		stdioServer(t, "x_y", testserver.ModeTools),
+		stdioServer(t, "x.y", mcptest.ModeTools),
+		stdioServer(t, "x_y", mcptest.ModeTools),
+		stdioServer(t, "x_y", mcptest.ModeTools),
 	)
 	f := serverError(t, err)
 	if f.Server != "x_y" || f.Stage != mcp.StageConfig || !errors.Is(f, mcp.ErrInvalidConfig) {
@@ -433,7 +433,7 @@ func TestDuplicateNames(t *testing.T) {
 }
 
 func TestCloseKillsTheServerAndItsChildren(t *testing.T) {
-	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", mcptest.ModeTools))
 	pid := set.Servers()[0].PID
 	if got := call(t, set, "mcp__ts__pid", `{}`).Text; got != strconv.Itoa(pid) {
 		t.Fatalf("pid tool = %q, info %d", got, pid)
@@ -467,7 +467,7 @@ func TestCloseKillsTheServerAndItsChildren(t *testing.T) {
 }
 
 func TestCloseStubbornServer(t *testing.T) {
-	set := mustConnect(t, mcp.Options{ShutdownGrace: 200 * time.Millisecond}, stdioServer(t, "st", testserver.ModeStubborn))
+	set := mustConnect(t, mcp.Options{ShutdownGrace: 200 * time.Millisecond}, stdioServer(t, "st", mcptest.ModeStubborn))
 	pid := set.Servers()[0].PID
 	start := time.Now()
 	_ = set.Close()
@@ -478,7 +478,7 @@ func TestCloseStubbornServer(t *testing.T) {
 }
 
 func TestCloseCancelsRunningCalls(t *testing.T) {
-	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{}, stdioServer(t, "ts", mcptest.ModeTools))
 	slow, _ := set.Tool("mcp__ts__slow")
 	done := make(chan tools.Result, 1)
 	go func() {
@@ -503,7 +503,7 @@ func TestCloseCancelsRunningCalls(t *testing.T) {
 
 func TestServerThatDiesAfterConnecting(t *testing.T) {
 	rec := newRecorder()
-	set := mustConnect(t, mcp.Options{Logger: slogOf(rec)}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{Logger: slogOf(rec)}, stdioServer(t, "ts", mcptest.ModeTools))
 	pid := set.Servers()[0].PID
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -522,7 +522,7 @@ func TestServerThatDiesAfterConnecting(t *testing.T) {
 
 func TestServerEnvironment(t *testing.T) {
 	dir := t.TempDir()
-	cfg := stdioServer(t, "ts", testserver.ModeTools)
+	cfg := stdioServer(t, "ts", mcptest.ModeTools)
 	set := mustConnect(t, mcp.Options{Dir: dir, Environ: []string{"PATH=" + os.Getenv("PATH"), serverEnv + "=hang"}}, cfg)
 	// The configured variable won over the base one (else it would hang).
 	pid := set.Servers()[0].PID
@@ -546,13 +546,13 @@ func TestServerEnvironment(t *testing.T) {
 
 func TestRoots(t *testing.T) {
 	dir := t.TempDir()
-	set := mustConnect(t, mcp.Options{Roots: []string{dir, "/srv/with space"}}, stdioServer(t, "ts", testserver.ModeTools))
+	set := mustConnect(t, mcp.Options{Roots: []string{dir, "/srv/with space"}}, stdioServer(t, "ts", mcptest.ModeTools))
 	// The SDK lists roots by URI.
 	want := "with space=file:///srv/with%20space\n" + filepath.Base(dir) + "=file://" + dir
 	if res := call(t, set, "mcp__ts__roots", `{}`); res.Text != want {
 		t.Errorf("roots = %q, want %q", res.Text, want)
 	}
-	set = mustConnect(t, mcp.Options{}, stdioServer(t, "ts", testserver.ModeTools))
+	set = mustConnect(t, mcp.Options{}, stdioServer(t, "ts", mcptest.ModeTools))
 	if res := call(t, set, "mcp__ts__roots", `{}`); res.Text != "" || res.IsError {
 		t.Errorf("no roots = %+v", res)
 	}
@@ -563,7 +563,7 @@ func TestBuiltServerProgram(t *testing.T) {
 		t.Skip("builds a program")
 	}
 	bin := filepath.Join(t.TempDir(), "mcptestserver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/reel-agent/reel/agent/mcp/internal/testserver/mcptestserver").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/reel-agent/reel/agent/mcp/mcptest/mcptestserver").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

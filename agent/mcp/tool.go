@@ -78,6 +78,14 @@ func (t *Tool) Title() string { return t.title }
 // Kind returns tools.KindOther: what an MCP tool does is unknown to reel.
 func (t *Tool) Kind() tools.Kind { return tools.KindOther }
 
+var _ tools.Describer = (*Tool)(nil)
+
+// Describe implements tools.Describer: every call is shown with the
+// tool's Title and kind other; an MCP tool names no files reel knows of.
+func (t *Tool) Describe(json.RawMessage) (string, tools.Kind, []tools.Location) {
+	return t.title, tools.KindOther, nil
+}
+
 // ReadOnlyHint reports whether the server declares the tool read-only. It
 // is the server's claim, not a guarantee.
 func (t *Tool) ReadOnlyHint() bool { return t.ann != nil && t.ann.ReadOnlyHint }

@@ -27,6 +27,8 @@ func argNames(tool string) []string {
 		return []string{"command", "description", "workdir", "timeout", "run_in_background", "sandbox_permissions", "justification"}
 	case "read":
 		return []string{"file_path", "offset", "limit"}
+	case "read_image":
+		return []string{"file_path"}
 	case "write":
 		return []string{"file_path", "content", "sandbox_permissions", "justification"}
 	case "edit":

@@ -197,10 +197,18 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 		return fail(err.Error())
 	}
 	out := &collector{env: env, limit: env.maxInline()}
+	var sink io.Writer = out
+	var live *liveTail
+	if env.Progress != nil {
+		live = &liveTail{}
+		sink = io.MultiWriter(out, live)
+		stop := live.report(runCtx, env.Progress)
+		defer stop()
+	}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		j.copyTo(out)
+		j.copyTo(sink)
 	}()
 	exited := make(chan struct{})
 	killed := make(chan bool, 1)
@@ -795,4 +803,82 @@ func trimPartialRune(b []byte) []byte {
 		return b[:i]
 	}
 	return b
+}
+
+// How a long-running command's output streams to Env.Progress: the first
+// report after ProgressEvery, then one every ProgressEvery while new output
+// arrives, each the last ProgressBytes of it (cut at a UTF-8 boundary).
+const (
+	ProgressEvery = time.Second
+	ProgressBytes = 8 << 10
+)
+
+// liveTail keeps the last ProgressBytes a command wrote, for its progress
+// reports. Writes come from the copying goroutine, reads from the
+// reporting one.
+type liveTail struct {
+	mu    sync.Mutex
+	tail  []byte
+	total int64
+}
+
+// Write implements io.Writer; it never fails.
+func (l *liveTail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.total += int64(len(p))
+	if len(p) >= ProgressBytes {
+		l.tail = append(l.tail[:0], p[len(p)-ProgressBytes:]...)
+	} else {
+		keep := max(0, len(l.tail)+len(p)-ProgressBytes)
+		l.tail = append(l.tail[keep:], p...)
+	}
+	return len(p), nil
+}
+
+// snapshot returns the tail and how many bytes were written in all.
+func (l *liveTail) snapshot() (string, int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.tail
+	// Start at a rune boundary: the cut may have split one.
+	for i := 0; i < len(b) && i < utf8.UTFMax && !utf8.RuneStart(b[0]); i++ {
+		b = b[1:]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), l.total
+}
+
+// report calls progress every ProgressEvery with the tail, when output
+// arrived since the last call, until ctx ends or stop is called.
+func (l *liveTail) report(ctx context.Context, progress func(string)) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(ProgressEvery)
+		defer t.Stop()
+		var seen int64
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-t.C:
+			}
+			text, total := l.snapshot()
+			if total == seen {
+				continue
+			}
+			seen = total
+			if total > int64(len(text)) {
+				text = fmt.Sprintf("[… %d earlier bytes]\n", total-int64(len(text))) + text
+			}
+			progress(text)
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

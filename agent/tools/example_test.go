@@ -41,7 +41,7 @@ func ExampleSet() {
 	_, err = set.Lookup("browse")
 	fmt.Println(errors.Is(err, tools.ErrUnknownTool))
 	// Output:
-	// [bash read write edit glob grep job_kill job_list job_output todo_write]
+	// [bash read read_image write edit glob grep job_kill job_list job_output todo_write]
 	// Write notes/hello.txt edit
 	// false true true
 	//      2	world

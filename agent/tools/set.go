@@ -24,8 +24,8 @@ type Options struct {
 	Escalation bool
 }
 
-// Default returns reel's tools in their fixed order: bash, read, write,
-// edit, glob, grep, job_kill, job_list, job_output, todo_write (the job
+// Default returns reel's tools in their fixed order: bash, read,
+// read_image, write, edit, glob, grep, job_kill, job_list, job_output, todo_write (the job
 // tools sorted as the reference sorts its list).
 func Default(opts Options) *Set {
 	s, err := NewSet(DefaultTools(opts)...)
@@ -41,7 +41,7 @@ func Default(opts Options) *Set {
 // builds a set of its own with more tools.
 func DefaultTools(opts Options) []Tool {
 	//lint:ignore S1016 Options is the set's configuration and will outgrow the tool structs.
-	return []Tool{Bash{Escalation: opts.Escalation}, Read{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, JobKill{}, JobList{}, JobOutput{}, TodoWrite{}}
+	return []Tool{Bash{Escalation: opts.Escalation}, Read{}, ReadImage{}, Write{Escalation: opts.Escalation}, Edit{}, Glob{}, Grep{}, JobKill{}, JobList{}, JobOutput{}, TodoWrite{}}
 }
 
 // NewSet returns a Set of tools in the given order. It fails on a nil tool,
@@ -177,6 +177,13 @@ func describe(name string, args json.RawMessage, resolve func(string) string) (s
 			return name, KindRead, nil
 		}
 		t, l := describeRead(a, resolve)
+		return t, KindRead, l
+	case "read_image":
+		a, err := ParseReadImageArgs(args)
+		if err != nil {
+			return name, KindRead, nil
+		}
+		t, l := describeReadImage(a, resolve)
 		return t, KindRead, l
 	case "write":
 		a, err := ParseWriteArgs(args)

@@ -13,7 +13,7 @@ import (
 func TestDefaultSet(t *testing.T) {
 	for _, esc := range []bool{false, true} {
 		set := Default(Options{Escalation: esc})
-		if got := strings.Join(set.Names(), ","); got != "bash,read,write,edit,glob,grep,job_kill,job_list,job_output,todo_write" {
+		if got := strings.Join(set.Names(), ","); got != "bash,read,read_image,write,edit,glob,grep,job_kill,job_list,job_output,todo_write" {
 			t.Fatalf("names %s", got)
 		}
 		raw := set.Schemas()
@@ -38,6 +38,7 @@ func TestDefaultSet(t *testing.T) {
 		wantProps := map[string][]string{
 			"bash":       {"command", "description", "workdir", "timeout", "run_in_background"},
 			"read":       {"file_path", "offset", "limit"},
+			"read_image": {"file_path"},
 			"write":      {"file_path", "content"},
 			"edit":       {"file_path", "old_string", "new_string", "replace_all"},
 			"glob":       {"pattern", "path"},
@@ -48,7 +49,7 @@ func TestDefaultSet(t *testing.T) {
 			"job_output": {"job_id", "wait", "timeout_ms"},
 		}
 		wantRequired := map[string]string{
-			"bash": "command", "read": "file_path", "write": "file_path,content",
+			"bash": "command", "read": "file_path", "read_image": "file_path", "write": "file_path,content",
 			"edit": "file_path,old_string,new_string", "glob": "pattern", "grep": "pattern",
 			"todo_write": "todos", "job_kill": "job_id", "job_output": "job_id",
 		}
@@ -89,7 +90,7 @@ func TestSetLookupAndRun(t *testing.T) {
 		t.Fatalf("Lookup(edit) = %v, %v", tool, err)
 	}
 	_, err = set.Lookup("browse")
-	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"browse"`) || !strings.Contains(err.Error(), "bash, read, write, edit, glob, grep, job_kill, job_list, job_output, todo_write") {
+	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"browse"`) || !strings.Contains(err.Error(), "bash, read, read_image, write, edit, glob, grep, job_kill, job_list, job_output, todo_write") {
 		t.Fatalf("Lookup(browse) error %v", err)
 	}
 	env := newEnv(t)

@@ -84,6 +84,10 @@ type Result struct {
 	// meta member as the reference logs it (web_fetch: the URL, status
 	// and truncation); nil for none.
 	Meta json.RawMessage `json:"meta,omitempty"`
+	// Images are the images the call read (read_image), in order: the
+	// engine stores them and adds each to the result as an image part
+	// after Text.
+	Images []Image `json:"-"`
 }
 
 // FileSystem reads and writes text files on behalf of the file tools, for
@@ -157,6 +161,14 @@ type Env struct {
 	// Cwd is the session's absolute working directory; relative paths
 	// resolve against it.
 	Cwd string
+	// CallID is the model's id of the call being run ("" when the Env
+	// only describes calls); a tool replayed from a log finds its
+	// recorded result by it.
+	CallID string
+	// Progress, when non-nil, receives the output a long-running command
+	// has written so far (its last ProgressBytes, see ProgressEvery),
+	// while it runs; the result still carries the whole output.
+	Progress func(output string)
 	// SpillDir is where long outputs and background command output are
 	// saved; it is created on demand. Empty means os.TempDir().
 	SpillDir string
@@ -196,6 +208,11 @@ type Env struct {
 	// whole sorted list to a spill file (a composition with no spill
 	// store, as the reference suite's fs-search overlay).
 	GlobNoSpill bool
+	// ImageInput says the session's model takes images; without it
+	// read_image refuses before reading anything. ImageModel names that
+	// model in the refusal.
+	ImageInput bool
+	ImageModel string
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/acpcmd"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/mcp/mcptest"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/harness"
 	"github.com/reel-agent/reel/harness/equiv"
@@ -27,6 +28,7 @@ commands:
   snapshot        replay, refresh or record the scenario fixtures
   log             inspect, verify, convert and repair session logs
   standin         run the scripted stand-in model server
+  mcp-standin     run a stand-in MCP server (stdio, or --http ADDR) to try MCP tools
   sandbox-exec    (internal) run a command under a Landlock ruleset
   version         print the version
 `
@@ -38,6 +40,13 @@ func main() {
 		err := sandbox.Exec(os.Args[2:])
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(sandbox.ExitCode(err))
+	}
+	// mcp-standin over stdio owns stdout: nothing else may write to it.
+	if len(os.Args) > 1 && os.Args[1] == "mcp-standin" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := mcptest.Command(ctx, os.Args[2:], os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		os.Exit(report(err, os.Stderr))

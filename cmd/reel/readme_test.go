@@ -43,15 +43,19 @@ func TestReadmeLiveSession(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README block failed: %v\n%s", err, out)
 	}
+	// The columns are as wide as the longest event type; compare with
+	// runs of spaces as one.
+	oneSpace := strings.Join(strings.Fields(string(out)), " ")
 	for _, want := range []string{
-		"tool/call          call_1 bash",
-		"tool/result        ← ok: hello from bash",
-		"assistant/message  The command printed hello.",
+		"tool/call call_1 bash",
+		"tool/result ← ok: hello from bash",
+		"assistant/message The command printed hello.",
 		"turn 1: completed",
-		"assistant/message  You are welcome.",
+		"session/title {\"title\":\"Stand-in session title\"",
+		"assistant/message You are welcome.",
 		"turn 2: completed",
 	} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(oneSpace, want) {
 			t.Errorf("the README block's output lacks %q:\n%s", want, out)
 		}
 	}

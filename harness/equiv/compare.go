@@ -147,6 +147,8 @@ var sessionChecks = []struct {
 	{"tool calls", checkCalls},
 	{"tool results", checkResults},
 	{"hooks", checkHooks},
+	{"approvals", checkApprovals},
+	{"titles", checkTitles},
 	{"messages", checkMessages},
 	{"settings", checkSettings},
 	{"assistant text", checkTexts},

@@ -22,6 +22,9 @@
 //     what it states instead (settings);
 //   - settings: the same sandbox modes and approval policy in force;
 //   - assistant text of every step, and every turn's end reason;
+//   - session titles: the same session/title records (source kind, text,
+//     the prompts they were made from, where they lie) and title-model
+//     requests (system prompt, messages, maxTokens; not the route);
 //   - requests: at every step, sessionlog's reconstruction of the request
 //     has the same history shape on both sides (roles and message classes,
 //     tool-call ids, the call each result answers, in order), a system

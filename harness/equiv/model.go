@@ -18,6 +18,13 @@ type facts struct {
 	ends  []turnEnd
 	steps []*stepRequest
 	hooks []*hookFact
+	// approvals are the approval/asked questions and their outcomes
+	// (approvals.go).
+	approvals []*approvalFact
+	// titles and titleRequests are the session/title and
+	// session/title-llm-request records (titles.go).
+	titles        []*titleFact
+	titleRequests []*titleRequestFact
 	// bySeq finds the user message and the tool result an event seq holds.
 	userAt   map[int]*userFact
 	resultAt map[int]*callFact
@@ -86,7 +93,10 @@ type stepRequest struct {
 func extract(l *Log, temp []string) (*facts, error) {
 	p := newPather(l.Header.Cwd, temp)
 	f := &facts{userAt: map[int]*userFact{}, resultAt: map[int]*callFact{}}
+	asked := map[string]*approvalFact{}
 	turn, step := 0, 0
+	inTurn := false
+	tr := &titleReader{prompts: map[int]string{}}
 	open := map[string][]*callFact{} // call id → calls without a result yet
 	for i := range l.Events {
 		e := &l.Events[i]
@@ -96,7 +106,7 @@ func extract(l *Log, temp []string) (*facts, error) {
 			if err != nil {
 				return nil, err
 			}
-			turn, step = d.Turn, 0
+			turn, step, inTurn = d.Turn, 0, true
 		case sessionlog.TypeStepStart:
 			d, err := sessionlog.DecodeData[sessionlog.StepData](e)
 			if err != nil {
@@ -132,10 +142,13 @@ func extract(l *Log, temp []string) (*facts, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: seq %d: %w", l.Name, e.Seq, err)
 			}
+			tr.notePrompt(e, m.Source)
 			u := &userFact{Seq: e.Seq, Turn: turn, Step: step, Source: m.Source}
 			for _, part := range m.Content {
 				if part.Type == "text" {
 					u.Parts = append(u.Parts, p.apply(part.Text))
+				} else if img, ok := imageFact(part); ok {
+					u.Parts = append(u.Parts, img)
 				}
 			}
 			if e.SurfaceOp.Replace {
@@ -153,8 +166,20 @@ func extract(l *Log, temp []string) (*facts, error) {
 				return nil, fmt.Errorf("%s: seq %d: %w", l.Name, e.Seq, err)
 			}
 			f.texts = append(f.texts, stepText{Seq: e.Seq, Turn: d.Turn, Step: d.Step, Text: m.Text()})
+		case sessionlog.TypeSessionTitle, sessionlog.TypeTitleLLMRequest:
+			place := fmt.Sprintf("after turn %d", turn)
+			if inTurn {
+				place = fmt.Sprintf("turn %d step %d", turn, step)
+			}
+			if err := f.addTitle(tr, e, place); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Name, err)
+			}
 		case sessionlog.TypeHookInvoked, sessionlog.TypeHookResult:
 			if err := f.addHook(e, turn, step, p); err != nil {
+				return nil, fmt.Errorf("%s: %w", l.Name, err)
+			}
+		case sessionlog.TypeApprovalAsked, sessionlog.TypeApprovalDecided:
+			if err := f.addApproval(e, turn, asked); err != nil {
 				return nil, fmt.Errorf("%s: %w", l.Name, err)
 			}
 		case sessionlog.TypeTurnEnd:
@@ -163,6 +188,7 @@ func extract(l *Log, temp []string) (*facts, error) {
 				return nil, err
 			}
 			f.ends = append(f.ends, turnEnd{Seq: e.Seq, Turn: d.Turn, Kind: d.Reason.Kind})
+			inTurn = false
 		}
 	}
 	steps, err := requests(l)
@@ -194,6 +220,8 @@ func decodeResult(e *sessionlog.Event, p *pather) (*resultFact, string, error) {
 		for _, c := range part.Content {
 			if c.Type == "text" {
 				text.WriteString(c.Text)
+			} else if img, ok := imageFact(c); ok {
+				text.WriteString(img)
 			}
 		}
 	}

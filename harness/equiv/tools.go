@@ -107,6 +107,12 @@ var ToolRules = []ToolRule{
 		essence: webFetchEssence,
 	},
 	{
+		Tool:       "read_image",
+		Compared:   "the image file's path (relative to the working directory), its media type, dimensions and size as the text states them, and the image part the result carries: attachment id (the digest of the bytes), media type, dimensions and size",
+		Normalized: "the file name an attachment reference may carry",
+		essence:    readImageEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",

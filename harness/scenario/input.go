@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/mcp/mcptest"
 	"github.com/reel-agent/reel/internal/strictjson"
 )
 
@@ -240,11 +241,30 @@ type Input struct {
 	Approval string `json:"approval,omitempty"`
 	// Network is reel acp's --network ("on" or "off"), "" for its default.
 	Network string `json:"network,omitempty"`
+	// ImageInput is reel acp's --image-input ("auto", "on" or "off"): "on"
+	// declares the run's model image-capable (the stand-in takes images as
+	// the reference's snapshot catalogs declare theirs); "" for auto.
+	ImageInput string `json:"imageInput,omitempty"`
+	// MCPServers are reel's own: the stand-in MCP servers (reel
+	// mcp-standin) the run's session/new and session/load pass, in order.
+	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+}
+
+// MCPServer is one stand-in MCP server of a scenario: Name is the name the
+// client gives it, Transport "stdio" (reel mcp-standin MODE as a child of
+// the agent) or "http" / "sse" (served by the harness on 127.0.0.1 while
+// recording), Mode the stand-in's mode (mcptest.Modes; stdio only for the
+// misbehaving ones). A replay starts none of them: the agent replays them
+// from the recording.
+type MCPServer struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Mode      string `json:"mode"`
 }
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -289,14 +309,67 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Approval, err = m.Value.NonEmpty()
 		case "network":
 			in.Network, err = m.Value.NonEmpty()
+		case "imageInput":
+			in.ImageInput, err = m.Value.NonEmpty()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
+		case "mcpServers":
+			in.MCPServers, err = mcpServers(m.Value)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	return in, nil
+}
+
+// mcpServers parses the stand-in MCP servers: unique names, known
+// transports and modes.
+func mcpServers(v strictjson.Value) ([]MCPServer, error) {
+	elems, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	var out []MCPServer
+	fields := []string{"name", "transport", "mode"}
+	for _, e := range elems {
+		obj, err := e.Object()
+		if err != nil {
+			return nil, err
+		}
+		if err := obj.Check(fields, strictjson.Fields{Allowed: fields, Required: fields}, "an MCP server"); err != nil {
+			return nil, err
+		}
+		var s MCPServer
+		for _, m := range obj.Members {
+			var val string
+			if val, err = m.Value.NonEmpty(); err != nil {
+				return nil, err
+			}
+			switch m.Key {
+			case "name":
+				if slices.ContainsFunc(out, func(o MCPServer) bool { return o.Name == val }) {
+					return nil, m.Value.Errorf(ErrBadValue, "MCP server name %q is used twice", val)
+				}
+				s.Name = val
+			case "transport":
+				if !slices.Contains([]string{"stdio", "http", "sse"}, val) {
+					return nil, m.Value.Errorf(ErrBadValue, "unknown MCP transport %q (want stdio, http or sse)", val)
+				}
+				s.Transport = val
+			case "mode":
+				if !slices.Contains(mcptest.Modes, val) {
+					return nil, m.Value.Errorf(ErrBadValue, "unknown stand-in MCP mode %q (want one of %s)", val, strings.Join(mcptest.Modes, ", "))
+				}
+				s.Mode = val
+			}
+		}
+		if s.Transport != "stdio" && s.Mode != mcptest.ModeTools && s.Mode != mcptest.ModeHostile {
+			return nil, obj.Members[0].Value.Errorf(ErrBadValue, "MCP server %q: mode %q runs over stdio only", s.Name, s.Mode)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 func recordedWith(v strictjson.Value) (string, error) {

@@ -51,6 +51,8 @@ const (
 	OpSetMode Op = "setMode"
 	// OpCancel sends the "session/cancel" notification.
 	OpCancel Op = "cancel"
+	// OpListSessions sends "session/list" for the run's cwd.
+	OpListSessions Op = "listSessions"
 )
 
 // Driver is what runs a scenario's steps: one method per run function of
@@ -76,12 +78,16 @@ type Driver interface {
 	WaitForTurnStart(ctx context.Context, st Step) error
 	// WaitForFile runs OpWaitForFile.
 	WaitForFile(ctx context.Context, st Step) error
+	// WaitForTitleAfterTurnEnd runs OpWaitForTitleAfterTurnEnd.
+	WaitForTitleAfterTurnEnd(ctx context.Context, st Step) error
 	// LoadSession runs OpLoadSession.
 	LoadSession(ctx context.Context, st Step) error
 	// SetMode runs OpSetMode.
 	SetMode(ctx context.Context, st Step) error
 	// Cancel runs OpCancel.
 	Cancel(ctx context.Context, st Step) error
+	// ListSessions runs OpListSessions.
+	ListSessions(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -127,8 +133,8 @@ var vocabulary = []opSpec{
 		doc: "waits until the session has started turn `minimumTurn` (1-based; a turn the agent starts by itself)"},
 	{op: OpWaitForFile, required: []string{fPath}, run: Driver.WaitForFile,
 		doc: "waits until `path` exists in the run's cwd"},
-	{op: OpWaitForTitleAfterTurnEnd, optional: []string{fSession},
-		doc: "waits for the session title derived after a turn"},
+	{op: OpWaitForTitleAfterTurnEnd, optional: []string{fSession}, run: Driver.WaitForTitleAfterTurnEnd,
+		doc: "waits for the session's pending prompt to end, then for a `session/title` on its log after the last `turn/end` and the `session_info_update` carrying that title on the wire"},
 	{op: OpWaitForSubagentTurnEnd, optional: []string{fSession, fChild, fMinimumTurn},
 		doc: "waits for child session `child` (1-based; absent = any) to end turn `minimumTurn` (absent = any)"},
 	{op: OpLoadSession, optional: []string{fSession, fExpectError}, run: Driver.LoadSession,
@@ -137,6 +143,8 @@ var vocabulary = []opSpec{
 		doc: "sends `session/set_mode` with the mode id, e.g. `read-only`"},
 	{op: OpCancel, optional: []string{fSession}, run: Driver.Cancel,
 		doc: "sends the `session/cancel` notification"},
+	{op: OpListSessions, run: Driver.ListSessions,
+		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity)"},
 }
 
 // byName indexes the vocabulary by op name and by twin name.

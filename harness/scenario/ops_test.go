@@ -35,9 +35,15 @@ func (r *recorder) WaitForTurnStart(_ context.Context, st Step) error {
 	return r.note("WaitForTurnStart", st)
 }
 func (r *recorder) WaitForFile(_ context.Context, st Step) error { return r.note("WaitForFile", st) }
+func (r *recorder) WaitForTitleAfterTurnEnd(_ context.Context, st Step) error {
+	return r.note("WaitForTitleAfterTurnEnd", st)
+}
 func (r *recorder) LoadSession(_ context.Context, st Step) error { return r.note("LoadSession", st) }
 func (r *recorder) SetMode(_ context.Context, st Step) error     { return r.note("SetMode", st) }
 func (r *recorder) Cancel(_ context.Context, st Step) error      { return r.note("Cancel", st) }
+func (r *recorder) ListSessions(_ context.Context, st Step) error {
+	return r.note("ListSessions", st)
+}
 
 var _ Driver = (*recorder)(nil)
 
@@ -55,11 +61,12 @@ func TestStepRun(t *testing.T) {
 		OpWaitForTurnEnd:               "WaitForTurnEnd",
 		OpWaitForTurnStart:             "WaitForTurnStart",
 		OpWaitForFile:                  "WaitForFile",
-		OpWaitForTitleAfterTurnEnd:     "",
+		OpWaitForTitleAfterTurnEnd:     "WaitForTitleAfterTurnEnd",
 		OpWaitForSubagentTurnEnd:       "",
 		OpLoadSession:                  "LoadSession",
 		OpSetMode:                      "SetMode",
 		OpCancel:                       "Cancel",
+		OpListSessions:                 "ListSessions",
 	}
 	if len(Ops()) != len(want) {
 		t.Errorf("Ops() has %d ops, the test knows %d", len(Ops()), len(want))

@@ -167,7 +167,8 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"setMode","mode":"read-only","session":1},
 		{"op":"cancel"},
 		{"op":"loadSession","session":1},
-		{"op":"loadSession","expectError":true}
+		{"op":"loadSession","expectError":true},
+		{"op":"listSessions"}
 	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never"}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
@@ -207,6 +208,7 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpCancel},
 			{Op: OpLoadSession, Session: 1},
 			{Op: OpLoadSession, ExpectError: true},
+			{Op: OpListSessions},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/internal/corpustest"
 )
 
@@ -43,7 +44,11 @@ func TestCorpusMessagesMap(t *testing.T) {
 			default:
 				continue
 			}
-			if _, err := chatMessages(msg); err != nil {
+			m, err := llm.ParseMessage(msg)
+			if err == nil {
+				_, _, err = chatMessages(m, &images{})
+			}
+			if err != nil {
 				t.Errorf("%s:%d: %v", file, i+1, err)
 			}
 			n++

@@ -31,12 +31,32 @@ func buildParams(cfg Config, req llm.Request) (sdk.ChatCompletionNewParams, erro
 	if req.System != "" {
 		params.Messages = append(params.Messages, sdk.SystemMessage(req.System))
 	}
+	parsed := make([]llm.Message, len(req.Messages))
 	for i, raw := range req.Messages {
-		msgs, err := chatMessages(raw)
+		m, err := llm.ParseMessage(raw)
 		if err != nil {
 			return sdk.ChatCompletionNewParams{}, fmt.Errorf("message %d: %w", i, err)
 		}
+		parsed[i] = m
+	}
+	im := newImages(cfg, parsed)
+	// The images of consecutive tool results follow them in one user
+	// message, before the next message that is not a tool result.
+	var pending []sdk.ChatCompletionContentPartUnionParam
+	for i, m := range parsed {
+		msgs, imgs, err := chatMessages(m, im)
+		if err != nil {
+			return sdk.ChatCompletionNewParams{}, fmt.Errorf("message %d: %w", i, err)
+		}
+		if len(pending) > 0 && len(msgs) > 0 && msgs[0].OfTool == nil {
+			params.Messages = append(params.Messages, toolImagesMessage(pending))
+			pending = nil
+		}
 		params.Messages = append(params.Messages, msgs...)
+		pending = append(pending, imgs...)
+	}
+	if len(pending) > 0 {
+		params.Messages = append(params.Messages, toolImagesMessage(pending))
 	}
 	tools, err := chatTools(req.Tools)
 	if err != nil {
@@ -56,39 +76,66 @@ func buildParams(cfg Config, req llm.Request) (sdk.ChatCompletionNewParams, erro
 	return params, nil
 }
 
-// chatMessages maps one dsh message to chat messages.
-func chatMessages(raw json.RawMessage) ([]sdk.ChatCompletionMessageParamUnion, error) {
-	m, err := llm.ParseMessage(raw)
-	if err != nil {
-		return nil, err
-	}
+// chatMessages maps one dsh message to chat messages, and returns the
+// images of its tool results, which go after them (see images).
+func chatMessages(m llm.Message, im *images) ([]sdk.ChatCompletionMessageParamUnion, []sdk.ChatCompletionContentPartUnionParam, error) {
 	switch m.Role {
 	case "user":
 		var out []sdk.ChatCompletionMessageParamUnion
+		var toolImgs []sdk.ChatCompletionContentPartUnionParam
 		var texts []string
+		var regular []llm.Part
 		for _, p := range m.Content {
 			switch p.Type {
 			case llm.PartToolResult:
 				if p.ToolCallID == "" {
-					return nil, errors.New("tool-result part without toolCallId")
+					return nil, nil, errors.New("tool-result part without toolCallId")
 				}
-				content, err := partsText(p.Content)
+				var content string
+				var err error
+				if hasImage(p.Content) {
+					var imgs []sdk.ChatCompletionContentPartUnionParam
+					content, imgs, err = im.toolContent(p.Content)
+					toolImgs = append(toolImgs, imgs...)
+				} else {
+					content, err = partsText(p.Content)
+				}
 				if err != nil {
-					return nil, fmt.Errorf("tool result %s: %w", p.ToolCallID, err)
+					return nil, nil, fmt.Errorf("tool result %s: %w", p.ToolCallID, err)
 				}
 				out = append(out, sdk.ToolMessage(content, p.ToolCallID))
 			default:
+				regular = append(regular, p)
+				if p.Type == llm.PartImage && im.on {
+					continue
+				}
 				t, err := partText(p)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				texts = append(texts, t)
 			}
 		}
-		if len(texts) > 0 {
+		sendImages := im.on && hasImage(regular)
+		if len(texts) == 0 && !sendImages {
+			return out, toolImgs, nil
+		}
+		if len(toolImgs) > 0 {
+			// The text after this message's tool results comes after
+			// their images.
+			out = append(out, toolImagesMessage(toolImgs))
+			toolImgs = nil
+		}
+		if sendImages {
+			parts, err := im.userContent(regular)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, sdk.UserMessage(parts))
+		} else {
 			out = append(out, sdk.UserMessage(strings.Join(texts, "\n")))
 		}
-		return out, nil
+		return out, toolImgs, nil
 	case "assistant":
 		var msg sdk.ChatCompletionAssistantMessageParam
 		var texts []string
@@ -106,21 +153,21 @@ func chatMessages(raw json.RawMessage) ([]sdk.ChatCompletionMessageParamUnion, e
 					},
 				})
 			default:
-				return nil, fmt.Errorf("assistant message: unsupported part type %q", p.Type)
+				return nil, nil, fmt.Errorf("assistant message: unsupported part type %q", p.Type)
 			}
 		}
 		if len(texts) > 0 || len(msg.ToolCalls) == 0 {
 			msg.Content.OfString = param.NewOpt(strings.Join(texts, "\n"))
 		}
-		return []sdk.ChatCompletionMessageParamUnion{{OfAssistant: &msg}}, nil
+		return []sdk.ChatCompletionMessageParamUnion{{OfAssistant: &msg}}, nil, nil
 	case "system":
 		t, err := partsText(m.Content)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(t)}, nil
+		return []sdk.ChatCompletionMessageParamUnion{sdk.SystemMessage(t)}, nil, nil
 	default:
-		return nil, fmt.Errorf("unsupported role %q", m.Role)
+		return nil, nil, fmt.Errorf("unsupported role %q", m.Role)
 	}
 }
 
@@ -143,21 +190,9 @@ func partText(p llm.Part) (string, error) {
 	case llm.PartText:
 		return p.Text, nil
 	case llm.PartImage:
-		var img struct {
-			Attachment struct {
-				MediaType string `json:"mediaType"`
-			} `json:"attachment"`
-			MimeType string `json:"mimeType"`
-		}
-		_ = json.Unmarshal(p.Raw, &img)
-		mt := img.Attachment.MediaType
-		if mt == "" {
-			mt = img.MimeType
-		}
-		if mt == "" {
-			mt = "unknown type"
-		}
-		return "[image: " + mt + "]", nil
+		// Reached only when the image is not sent (see images).
+		_, text, _ := (&images{}).part(p)
+		return text, nil
 	default:
 		return "", fmt.Errorf("unsupported part type %q", p.Type)
 	}

@@ -56,7 +56,7 @@ func TestRequestMapping(t *testing.T) {
 			      {"id": "call_00_Rn2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"echo SNAPSHOT_OK\"}"}}]},
 			    {"role": "tool", "tool_call_id": "call_00_Rn2", "content": "SNAPSHOT_OK\n"},
 			    {"role": "assistant", "content": ""},
-			    {"role": "user", "content": "Inspect \n[image: image/png]\nthen say DONE."},
+			    {"role": "user", "content": "Inspect \n[image: image/png, 1x1 px, 69 bytes; not sent: the model takes no image input]\nthen say DONE."},
 			    {"role": "assistant", "tool_calls": [
 			      {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}},
 			      {"id": "c2", "type": "function", "function": {"name": "glob", "arguments": "{\"pattern\":\"*\"}"}}]},

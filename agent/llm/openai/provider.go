@@ -55,6 +55,11 @@ type Config struct {
 	Logger *slog.Logger
 	// LookupEnv reads the environment (nil: os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// ImageInput says the model takes images: image parts are sent as
+	// image_url data URLs read from Images (see image.go); without it, or
+	// without Images, each is a text note in its place.
+	ImageInput bool
+	Images     ImageSource
 }
 
 // DeepSeek returns the configuration of the DeepSeek API: base URL

@@ -26,6 +26,10 @@ type Provider struct {
 	next     int
 	inFlight bool
 	readyDir string
+	// titles is the title-call script (titles.go).
+	titles        []Entry
+	nextTitle     int
+	titleInFlight bool
 }
 
 // New returns a provider serving script from position start (the number of
@@ -42,9 +46,17 @@ func (p *Provider) Served() int {
 }
 
 // Stream implements llm.Provider.
-func (p *Provider) Stream(ctx context.Context, _ llm.Request) (llm.Stream, error) {
+func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if req.Purpose == llm.PurposeTitle {
+		s, err := p.titleStream()
+		if err != nil {
+			return nil, err
+		}
+		s.ctx = ctx
+		return s, nil
+	}
 	if p.inFlight {
 		return nil, ErrBusy
 	}
@@ -66,6 +78,7 @@ type stream struct {
 	p      *Provider
 	ctx    context.Context
 	e      Entry
+	title  bool // a title call (titles.go)
 	i      int
 	ready  bool
 	err    error // terminal: io.EOF or a failure, returned again by every later Next
@@ -134,7 +147,11 @@ func (s *stream) Close() error {
 	s.once.Do(func() {
 		close(s.closed)
 		s.p.mu.Lock()
-		s.p.inFlight = false
+		if s.title {
+			s.p.titleInFlight = false
+		} else {
+			s.p.inFlight = false
+		}
 		s.p.mu.Unlock()
 	})
 	return nil

@@ -24,6 +24,15 @@
 // a request that fails its "expect" gets HTTP 400 naming the request number
 // and the expectation; a request without "stream": true gets HTTP 400.
 //
+// A session-title request (one whose system message begins with
+// TitlePrompt, as the agent's title call does) takes no response: it is
+// answered with the script's optional "title" member, a response object like
+// the others (so a title may stream slowly, fail, hang or be hostile), or,
+// without one, with the text DefaultTitle. Scripts written before titles
+// existed therefore keep working unchanged:
+//
+//	{"responses": [{"text": "PONG"}], "title": {"text": "Ping pong check"}}
+//
 // # Stream
 //
 // A response streams as server-sent events, each "data: <chat.completion.chunk>":

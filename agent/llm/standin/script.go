@@ -16,6 +16,26 @@ const DefaultChunkSize = 8
 // Script is the sequence of responses a [Server] serves, one per request.
 type Script struct {
 	Responses []Response `json:"responses"`
+	// Title answers the agent's session-title requests (a request whose
+	// system message begins with TitlePrompt), every one of them, without taking a response of
+	// Responses; nil answers DefaultTitle.
+	Title *Response `json:"title,omitempty"`
+}
+
+// DefaultTitle is the stand-in's answer to a title request when the script
+// has no "title".
+const DefaultTitle = "Stand-in session title"
+
+// TitlePrompt begins the system prompt of an agent's session-title request:
+// a request whose system message starts with it is a title request.
+const TitlePrompt = "Create a concise title for an AI coding-assistant session"
+
+// titleResponse is the response to a title request.
+func (s *Script) titleResponse() Response {
+	if s.Title != nil {
+		return *s.Title
+	}
+	return Response{Text: DefaultTitle}
 }
 
 // Response is what the server answers to one request: either a stream
@@ -118,6 +138,11 @@ func (s *Script) Validate() error {
 	for i, r := range s.Responses {
 		if err := r.validate(); err != nil {
 			return fmt.Errorf("response %d: %w", i+1, err)
+		}
+	}
+	if s.Title != nil {
+		if err := s.Title.validate(); err != nil {
+			return fmt.Errorf("title: %w", err)
 		}
 	}
 	return nil

@@ -170,6 +170,10 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("standin: read request body: %v", err))
 		return
 	}
+	if req, ok := parseChat(body); ok && isTitleRequest(req) {
+		s.serveTitle(w, r, req)
+		return
+	}
 	s.mu.Lock()
 	s.served++
 	n := s.served
@@ -181,6 +185,37 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 	}
 	s.log.Info("standin request", "n", n, "path", r.URL.Path, "status", status)
+}
+
+// parseChat reads a chat-completions request body.
+func parseChat(body []byte) (chatRequest, bool) {
+	var req chatRequest
+	return req, json.Unmarshal(body, &req) == nil
+}
+
+// isTitleRequest reports whether a request is an agent's session-title
+// request: its first message is a system message beginning with
+// TitlePrompt.
+func isTitleRequest(req chatRequest) bool {
+	return len(req.Messages) > 0 && req.Messages[0].Role == "system" && strings.HasPrefix(req.Messages[0].text(), TitlePrompt)
+}
+
+// serveTitle answers a title request with the script's title response.
+// Title requests are not numbered and not listed by Requests.
+func (s *Server) serveTitle(w http.ResponseWriter, r *http.Request, req chatRequest) {
+	resp := s.script.titleResponse()
+	status := http.StatusOK
+	switch {
+	case !req.Stream:
+		status = http.StatusBadRequest
+		writeError(w, status, "standin: title request: only streaming requests are served (set \"stream\": true)")
+	case resp.Error != nil:
+		status = resp.Error.Status
+		writeError(w, status, resp.Error.Message)
+	default:
+		streamResponse(r.Context(), w, 0, req, resp)
+	}
+	s.log.Info("standin title request", "path", r.URL.Path, "status", status)
 }
 
 // serveN answers request n. It returns the status and, for an error, the

@@ -1,22 +1,28 @@
-// Package testserver is a small MCP server written with the official Go SDK,
-// used by the tests of package mcp (over stdio by re-executing the test
-// binary, over streamable HTTP and SSE in process) and, as the program
-// mcptestserver, by anything else that needs a real MCP server.
+// Package mcptest is a small MCP server written with the official Go SDK:
+// reel's stand-in MCP server. It is used by the tests of package mcp (over
+// stdio by re-executing the test binary, over streamable HTTP and SSE in
+// process), by the snapshot harness's MCP scenarios (as reel mcp-standin
+// over stdio, and over HTTP in the harness's process), and by anyone who
+// wants to try reel's MCP support without a server of their own (reel
+// mcp-standin; the program mcptestserver is the same without reel).
 //
 // A mode selects what the server offers or how it misbehaves; see [Modes].
-package testserver
+package mcptest
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -187,6 +193,32 @@ func New(mode string, st *State) *sdk.Server {
 	add("pid", "Report the process id.", nil, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
 	})
+	add("getenv", "Report the value of an environment variable of the server.", map[string]any{"name": str}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var a struct{ Name string }
+		if err := json.Unmarshal(r.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
+		v, ok := os.LookupEnv(a.Name)
+		if !ok {
+			return text(a.Name + " is not set"), nil
+		}
+		return text(a.Name + "=" + v), nil
+	})
+	add("touch", "Create an empty file of that name in the server's working directory.", map[string]any{"name": str}, func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var a struct{ Name string }
+		if err := json.Unmarshal(r.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
+		if a.Name == "" || strings.ContainsAny(a.Name, `/\`) || a.Name == "." || a.Name == ".." {
+			res := text("touch: a plain file name is needed")
+			res.IsError = true
+			return res, nil
+		}
+		if err := os.WriteFile(a.Name, nil, 0o644); err != nil {
+			return nil, err
+		}
+		return text("created " + a.Name), nil
+	})
 	add("roots", "List the client's roots.", nil, func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		//lint:ignore SA1019 roots are deprecated only from protocol 2026-07-28; the client asks for 2025-11-25.
 		res, err := r.Session.ListRoots(ctx, nil)
@@ -217,7 +249,7 @@ func Main(mode string) int {
 	switch mode {
 	case ModeExitOnInit:
 		line, _ := readLine(os.Stdin)
-		fmt.Fprintf(os.Stderr, "testserver: dying during initialize (read %d bytes)\n", len(line))
+		fmt.Fprintf(os.Stderr, "mcptest: dying during initialize (read %d bytes)\n", len(line))
 		return 3
 	case ModeHang:
 		_, _ = io.Copy(io.Discard, os.Stdin)
@@ -233,7 +265,7 @@ func Main(mode string) int {
 		signal.Ignore(syscall.SIGTERM)
 	case ModeTools, ModeHostile:
 	default:
-		fmt.Fprintf(os.Stderr, "testserver: unknown mode %q (modes: %s)\n", mode, strings.Join(Modes, ", "))
+		fmt.Fprintf(os.Stderr, "mcptest: unknown mode %q (modes: %s)\n", mode, strings.Join(Modes, ", "))
 		return 2
 	}
 	err := New(mode, nil).Run(context.Background(), &sdk.StdioTransport{})
@@ -241,7 +273,7 @@ func Main(mode string) int {
 		select {}
 	}
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
-		fmt.Fprintln(os.Stderr, "testserver:", err)
+		fmt.Fprintln(os.Stderr, "mcptest:", err)
 		return 1
 	}
 	return 0
@@ -277,4 +309,69 @@ func objectSchema(props map[string]any) map[string]any {
 // text is a result of one text block.
 func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+}
+
+// Handler serves the server of mode over streamable HTTP, or with sse over
+// the older HTTP+SSE transport, one server for every client.
+func Handler(mode string, sse bool) http.Handler {
+	srv := New(mode, nil)
+	get := func(*http.Request) *sdk.Server { return srv }
+	if sse {
+		return sdk.NewSSEHandler(get, nil)
+	}
+	return sdk.NewStreamableHTTPHandler(get, nil)
+}
+
+// Command is reel mcp-standin: "[--http ADDR [--sse]] [MODE]". Without
+// --http it serves MODE (default tools) over stdin and stdout, as Main;
+// with it, it listens on ADDR (host:port; port 0 picks one), says the URL
+// on stderr and serves until ctx ends. It returns the exit status.
+func Command(ctx context.Context, args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("reel mcp-standin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("http", "", "serve over streamable HTTP on `ADDR` (host:port) instead of stdio")
+	sse := fs.Bool("sse", false, "with --http: serve the older HTTP+SSE transport")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: reel mcp-standin [--http ADDR [--sse]] [MODE]\n\n"+
+			"A stand-in MCP server with a few tools (echo, add, fail, …) to try reel's MCP support.\nModes: %s.\n\n", strings.Join(Modes, ", "))
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	mode := ModeTools
+	switch fs.NArg() {
+	case 0:
+	case 1:
+		mode = fs.Arg(0)
+	default:
+		fs.Usage()
+		return 2
+	}
+	if *addr == "" {
+		return Main(mode)
+	}
+	if mode != ModeTools && mode != ModeHostile {
+		fmt.Fprintf(stderr, "mcptest: mode %q is for stdio only; over HTTP the modes are tools and hostile\n", mode)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "mcptest:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "reel mcp-standin: serving mode %s on http://%s/mcp\n", mode, ln.Addr())
+	hs := &http.Server{Handler: Handler(mode, *sse), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(stderr, "mcptest:", err)
+		return 1
+	}
+	return 0
 }

@@ -1,17 +1,17 @@
-// Command mcptestserver runs the test MCP server of package testserver over
-// stdio: mcptestserver [MODE] (default "tools"; see testserver.Modes).
+// Command mcptestserver runs the test MCP server of package mcptest over
+// stdio: mcptestserver [MODE] (default "tools"; see mcptest.Modes).
 package main
 
 import (
 	"os"
 
-	"github.com/reel-agent/reel/agent/mcp/internal/testserver"
+	"github.com/reel-agent/reel/agent/mcp/mcptest"
 )
 
 func main() {
-	mode := testserver.ModeTools
+	mode := mcptest.ModeTools
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
-	os.Exit(testserver.Main(mode))
+	os.Exit(mcptest.Main(mode))
 }

@@ -1,0 +1,112 @@
+package mcpreplay_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/mcp"
+	"github.com/reel-agent/reel/agent/mcp/mcpreplay"
+	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// recorded builds a log: one mcp/connect per connection (each offering
+// mcp__t__echo), then the given calls, each with its result.
+func recorded(connections int, calls ...[3]string) []sessionlog.Event {
+	var evs []sessionlog.Event
+	add := func(typ string, p sessionlog.Payload) {
+		evs = append(evs, sessionlog.Event{Type: typ, Seq: len(evs), Data: p.AppendJSON(nil)})
+	}
+	for c := 0; c < connections; c++ {
+		add(sessionlog.TypeMCPConnect, sessionlog.MCPConnectData{Servers: []sessionlog.MCPServerData{
+			{Name: "t", Transport: "stdio", Tools: []sessionlog.MCPToolData{{Name: "mcp__t__echo", Remote: "echo", Title: "t: echo",
+				Description: "Echo.", Parameters: json.RawMessage(`{"type":"object"}`)}}},
+			{Name: "dead", Transport: "stdio", Error: "server \"dead\": initialize failed"},
+		}})
+		for _, c := range calls {
+			add(sessionlog.TypeToolCall, sessionlog.ToolCallData{Turn: 1, Step: 1, CallID: c[0], Name: "mcp__t__echo", Arguments: c[1]})
+			add(sessionlog.TypeToolResult, sessionlog.NewToolResult(1, 1, c[0], c[2], false, "m"))
+		}
+	}
+	return evs
+}
+
+var servers = []mcp.ServerConfig{{Name: "t", Transport: mcp.TransportStdio}, {Name: "dead", Transport: mcp.TransportStdio}}
+
+func run(t *testing.T, conn agent.MCPConnection, id, args string) tools.Result {
+	t.Helper()
+	res, err := conn.Tools()[0].Run(context.Background(), &tools.Env{CallID: id}, json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestReplayedServers: a replayed connection is the recording's (tools,
+// schemas, failures), and each call answers with the recorded result of
+// the same id and arguments, once; anything else is an error result
+// saying what differs.
+func TestReplayedServers(t *testing.T) {
+	c := mcpreplay.Connector{Logs: [][]sessionlog.Event{recorded(1, [3]string{"c1", `{"text":"a"}`, "a"}, [3]string{"c1", `{"text":"b"}`, "b"})}}
+	conn, err := c.Connect(context.Background(), agent.MCPRequest{Servers: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := conn.Status(); len(st.Servers) != 2 || st.Servers[1].Error == "" || len(conn.Tools()) != 1 {
+		t.Fatalf("status %+v, %d tools", st, len(conn.Tools()))
+	}
+	if sc := conn.Tools()[0].Schema(); sc.Name != "mcp__t__echo" || sc.Description != "Echo." || string(sc.Parameters) != `{"type":"object"}` {
+		t.Errorf("schema %+v", sc)
+	}
+	for _, tt := range []struct{ id, args, want string }{
+		{"c1", `{"text":"a"}`, "a"},
+		{"c1", `{"text":"b"}`, "b"},
+		{"c1", `{"text":"c"}`, `the recording made no call "c1"`},
+		{"c2", `{"text":"a"}`, `the recording made no call "c2"`},
+	} {
+		if got := run(t, conn, tt.id, tt.args); !strings.Contains(got.Text, tt.want) || got.IsError != strings.Contains(tt.want, "recording") {
+			t.Errorf("%s %s: %+v, want %q", tt.id, tt.args, got, tt.want)
+		}
+	}
+	conn, _ = c.Connect(context.Background(), agent.MCPRequest{Servers: servers})
+	if got := run(t, conn, "c1", `{"text":"b"}`); !got.IsError || !strings.Contains(got.Text, `with {"text":"a"}, not {"text":"b"}`) {
+		t.Errorf("other arguments: %+v", got)
+	}
+}
+
+// TestReplayedConnectRefusals: connecting what the recording did not is
+// an error naming what differs.
+func TestReplayedConnectRefusals(t *testing.T) {
+	c := mcpreplay.Connector{Logs: [][]sessionlog.Event{recorded(1)}}
+	for _, tt := range []struct {
+		req  agent.MCPRequest
+		want string
+	}{
+		{agent.MCPRequest{Servers: servers[:1]}, "the session connects [t (stdio)], but the recording (seq 0) connected [t (stdio), dead (stdio)]"},
+		{agent.MCPRequest{Servers: servers, Prior: 1}, "for the 2nd time, but its recording has 1 mcp/connect record(s)"},
+		{agent.MCPRequest{Servers: servers, Session: 1}, "session 2 connects MCP servers, but only 1 recorded log(s) were given"},
+	} {
+		if _, err := c.Connect(context.Background(), tt.req); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.req, err, tt.want)
+		}
+	}
+}
+
+// TestReplayedLoadConnectsTheNextRecord: a loaded session's connection is
+// the recording's next record, with only the calls made after it.
+func TestReplayedLoadConnectsTheNextRecord(t *testing.T) {
+	c := mcpreplay.Connector{Logs: [][]sessionlog.Event{recorded(2, [3]string{"c1", `{}`, "x"})}}
+	conn, err := c.Connect(context.Background(), agent.MCPRequest{Servers: servers, Prior: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, conn, "c1", `{}`); got.IsError || got.Text != "x" {
+		t.Errorf("%+v", got)
+	}
+	if got := run(t, conn, "c1", `{}`); !got.IsError {
+		t.Errorf("the first connection's call was served again: %+v", got)
+	}
+}

@@ -1,0 +1,176 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/reel-agent/reel/harness/rpcclient"
+	"github.com/reel-agent/reel/harness/scenario"
+	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/jsonl"
+)
+
+// Session titles arrive after a turn has ended (reel asks its model for a
+// title once the first turn is over), so what a run shows depends on when
+// the harness looks. The driver makes it deterministic: after every step
+// that ends a prompt it waits until each title call the agent started is
+// settled the way the recording settled it (replay, refresh) or for a
+// bounded moment (record), and waitForTitleAfterTurnEnd waits for the
+// title itself, as the reference's suite does.
+
+// titlePoll is how often the driver rereads a log while it waits.
+const titlePoll = 5 * time.Millisecond
+
+// recordTitleWait bounds the wait for a title in record mode, where no
+// recording says whether one comes (reel gives a title call 5 s).
+const recordTitleWait = 6 * time.Second
+
+// titleFacts is what a log says of its titles: the title requests, which
+// of them were answered (by a provider title before the next request),
+// whether the last one follows the last turn end (a later turn means it
+// was settled before that turn began), and the latest title after the
+// last turn end ("" when none).
+type titleFacts struct {
+	answered    []bool
+	lastIsFresh bool
+	afterTurn   string
+}
+
+func readTitleFacts(events []sessionlog.Event) titleFacts {
+	var f titleFacts
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case sessionlog.TypeTitleLLMRequest:
+			f.answered = append(f.answered, false)
+			f.lastIsFresh = true
+		case sessionlog.TypeTurnEnd:
+			f.afterTurn, f.lastIsFresh = "", false
+		case sessionlog.TypeSessionTitle:
+			d, err := sessionlog.DecodeData[sessionlog.SessionTitleData](e)
+			if err != nil {
+				continue
+			}
+			f.afterTurn = d.Title
+			if n := len(f.answered); n > 0 && d.Source.Kind == sessionlog.TitleProvider {
+				f.answered[n-1] = true
+			}
+		}
+	}
+	return f
+}
+
+// liveTitles reads the titles of the log session id has written so far (a
+// torn last line is still being written and is left out).
+func (d *driver) liveTitles(id string) (titleFacts, error) {
+	data, _, err := jsonl.ReadValid(filepath.Join(d.run.StateDir, id+".jsonl"))
+	if err != nil {
+		return titleFacts{}, err
+	}
+	return readTitleFacts(data.Events), nil
+}
+
+// recordedTitles reads the titles of fixture session idx's recording (none
+// in record mode, or when the fixture has no log for it).
+func (d *driver) recordedTitles(idx int) (titleFacts, bool) {
+	if d.r.Mode == Record || idx >= len(d.sc.Sessions) {
+		return titleFacts{}, false
+	}
+	data, _, err := jsonl.ReadValid(d.sc.Sessions[idx])
+	if err != nil {
+		return titleFacts{}, false
+	}
+	return readTitleFacts(data.Events), true
+}
+
+// settleTitles waits until every title call of the process's sessions is
+// settled: answered where the recording answered it, and for at most
+// recordTitleWait in record mode. A call the recording left unanswered
+// (the title model failed) is not waited for; neither is an agent that
+// never answers one the recording answered, past ctx: the comparison
+// reports that.
+func (d *driver) settleTitles(ctx context.Context) {
+	for idx, id := range d.run.SessionIDs {
+		if d.run.Refused[idx] {
+			continue
+		}
+		want, replayed := d.recordedTitles(idx)
+		wctx := ctx
+		if !replayed {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, recordTitleWait)
+			defer cancel()
+		}
+		for {
+			got, err := d.liveTitles(id)
+			if err != nil || settled(got, want, replayed) {
+				break
+			}
+			select {
+			case <-wctx.Done():
+				return
+			case <-time.After(titlePoll):
+			}
+		}
+	}
+}
+
+// settled reports whether the last title call of got needs no more waiting.
+func settled(got, want titleFacts, replayed bool) bool {
+	n := len(got.answered)
+	if n == 0 || got.answered[n-1] || !got.lastIsFresh {
+		return true
+	}
+	return replayed && (n > len(want.answered) || !want.answered[n-1])
+}
+
+// WaitForTitleAfterTurnEnd waits for the session's pending prompt to end,
+// then for a session/title after the last turn/end on its log and for the
+// session_info_update that shows it to the client.
+func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step) error {
+	if err := d.waitPending(ctx); err != nil {
+		return err
+	}
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	title := ""
+	for title == "" {
+		f, err := d.liveTitles(id)
+		if err == nil {
+			title = f.afterTurn
+		}
+		if title != "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("session %d logged no session/title after its last turn/end: %w", st.Session, ctx.Err())
+		case <-time.After(titlePoll):
+		}
+	}
+	_, err = d.p.client.WaitFor(ctx, func(n rpcclient.Notification) bool {
+		if n.Update != "session_info_update" || n.SessionID != id {
+			return false
+		}
+		var p struct {
+			Update struct {
+				Title *string `json:"title"`
+			} `json:"update"`
+		}
+		return json.Unmarshal(n.Params, &p) == nil && p.Update.Title != nil && *p.Update.Title == title
+	})
+	if err != nil {
+		return fmt.Errorf("session %d logged the title %q but no session_info_update showed it: %w", st.Session, title, err)
+	}
+	return nil
+}
+
+// ListSessions sends session/list for the run's cwd.
+func (d *driver) ListSessions(ctx context.Context, _ scenario.Step) error {
+	return d.p.client.Call(ctx, "session/list", map[string]any{"cwd": d.run.Cwd}, nil)
+}
