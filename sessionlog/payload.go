@@ -999,6 +999,8 @@ func ReencodePayload(e *Event) (data []byte, ok bool, err error) {
 		p, err = decodePayload[ApprovalDecidedData](e)
 	case TypeModelSelected:
 		p, err = decodePayload[ModelSelectedData](e)
+	case TypeSubagentDescriptor:
+		p, err = decodePayload[SubagentDescriptorData](e)
 	case TypeSessionTitle:
 		p, err = decodePayload[SessionTitleData](e)
 	case TypeTitleLLMRequest:

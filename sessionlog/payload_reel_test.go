@@ -1,9 +1,12 @@
 package sessionlog_test
 
 import (
+	"path/filepath"
 	"testing"
 
+	"github.com/reel-agent/reel/internal/corpustest"
 	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
 // TestReelPayloads: the records reel writes for MCP, approvals (in dsh's
@@ -44,5 +47,34 @@ func TestReelPayloads(t *testing.T) {
 		if err != nil || !ok || string(again) != got {
 			t.Errorf("%s: re-encoded %s (known %v, err %v), want %s", c.typ, again, ok, err, got)
 		}
+	}
+}
+
+// TestChildHeaderMatchesTheCorpus: the header reel writes for a child
+// session is byte for byte the one dsh wrote for each recorded child, and
+// Child reads its members back.
+func TestChildHeaderMatchesTheCorpus(t *testing.T) {
+	dir := corpustest.Dir(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "session.*.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no child logs in the corpus")
+	}
+	for _, p := range files {
+		d, err := jsonl.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := d.Header
+		c, ok := h.Child()
+		if !ok || c.Depth < 1 {
+			t.Fatalf("%s: not read as a child header: %s", p, h.Raw)
+		}
+		again := sessionlog.NewChildHeader(h.ID, h.CreatedAt, h.Cwd, c)
+		if string(again.Raw) != string(h.Raw) {
+			t.Errorf("%s:\nlogged %s\nbuilt  %s", p, h.Raw, again.Raw)
+		}
+	}
+	if _, ok := sessionlog.NewHeader("top", 1, "/w").Child(); ok {
+		t.Error("a top-level header reads as a child's")
 	}
 }

@@ -70,6 +70,9 @@ type Info struct {
 	// never before CreatedAt.
 	UpdatedAt int64
 	Cwd       string
+	// Parent is the id of the session that started it, for a child
+	// session (a subagent; its header's parentSession); "" otherwise.
+	Parent string
 	// Location is the backend's name for it (a file path, a database path).
 	Location string
 }

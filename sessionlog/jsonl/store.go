@@ -388,6 +388,9 @@ func readInfo(id, path string, dec *zstd.Decoder) (sessionlog.Info, error) {
 			Err: fmt.Errorf("%w: the file holds session %q, not %q", sessionlog.ErrHeader, h.ID, id)}
 	}
 	info.CreatedAt, info.Cwd = h.CreatedAt, h.Cwd
+	if c, ok := h.Child(); ok {
+		info.Parent = c.Parent
+	}
 	info.UpdatedAt = h.CreatedAt
 	if fi, err := f.Stat(); err == nil {
 		info.UpdatedAt = max(info.UpdatedAt, fi.ModTime().UnixMilli())

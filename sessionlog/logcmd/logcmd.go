@@ -1,6 +1,7 @@
 package logcmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -415,6 +418,16 @@ func show(path, session string, stdout io.Writer) error {
 	}
 	h := l.header
 	fmt.Fprintf(stdout, "session %s  created %s  cwd %s\n", h.ID, time.UnixMilli(h.CreatedAt).UTC().Format(time.RFC3339), h.Cwd)
+	if c, ok := h.Child(); ok {
+		line := fmt.Sprintf("subagent of %s  depth %d", c.Parent, c.Depth)
+		if c.SeedLength > 0 {
+			line += fmt.Sprintf("  forked: its first %d events are the parent's", c.SeedLength)
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	for _, c := range children(path, h.ID) {
+		fmt.Fprintf(stdout, "subagent %s  %s\n", c.id, c.path)
+	}
 	evs := lg.Events()
 	var rows []showLine
 	for i := 0; i < len(evs); i++ {
@@ -556,4 +569,39 @@ func pinnedPrompt(system string) (string, bool) {
 	}
 	name, ok = strings.CutSuffix(name, "}}")
 	return name, ok && name != "" && !strings.ContainsAny(name, "{}\n")
+}
+
+// child is a subagent's log found beside its parent's.
+type child struct {
+	id, path string
+	created  int64
+}
+
+// children lists the JSONL logs in the folder of the log at path whose
+// header names parent as their parentSession, in creation order (a
+// SQLite file and an unreadable sibling contribute none).
+func children(path, parent string) []child {
+	if isSQLite(path) {
+		return nil
+	}
+	var found []child
+	for _, pattern := range []string{"*" + jsonl.ExtRaw, "*" + jsonl.ExtZstd} {
+		files, _ := filepath.Glob(filepath.Join(filepath.Dir(path), pattern))
+		for _, f := range files {
+			if f == path {
+				continue
+			}
+			d, err := jsonl.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			if c, ok := d.Header.Child(); ok && c.Parent == parent {
+				found = append(found, child{d.Header.ID, f, d.Header.CreatedAt})
+			}
+		}
+	}
+	slices.SortFunc(found, func(a, b child) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.id, b.id))
+	})
+	return found
 }

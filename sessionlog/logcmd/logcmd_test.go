@@ -821,3 +821,38 @@ func TestVerifyRefusesLegacySQLite(t *testing.T) {
 		})
 	}
 }
+
+// TestShowSubagents: show of a parent's log lists the subagents' logs
+// beside it, in creation order; show of a child's log names its parent,
+// its depth and, for a fork, the events it copied.
+func TestShowSubagents(t *testing.T) {
+	src := filepath.Join(corpustest.Dir(t), "subagent-mixed")
+	dir := t.TempDir()
+	var ids []string
+	for _, name := range []string{"session.jsonl", "session.1.jsonl", "session.2.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := decode(t, filepath.Join(src, name)).Header.ID
+		ids = append(ids, id)
+		if err := os.WriteFile(filepath.Join(dir, id+".jsonl"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err := run("show", filepath.Join(dir, ids[0]+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "subagent " + ids[1] + "  " + filepath.Join(dir, ids[1]+".jsonl") + "\nsubagent " + ids[2] + "  " + filepath.Join(dir, ids[2]+".jsonl") + "\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("show of the parent lacks\n%s\ngot:\n%.600s", want, out)
+	}
+	out, _, err = run("show", filepath.Join(dir, ids[2]+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "subagent of "+ids[0]+"  depth 1  forked: its first 36 events are the parent's\n") {
+		t.Errorf("show of the fork child:\n%.400s", out)
+	}
+}

@@ -295,7 +295,7 @@ func (s *Store) Inspect(ctx context.Context, id string) (*sessionlog.Loaded, err
 // only.
 func (s *Store) List(ctx context.Context) iter.Seq2[sessionlog.Info, error] {
 	return func(yield func(sessionlog.Info, error) bool) {
-		rows, err := s.db.QueryContext(ctx, "SELECT s.id, s.created_at, s.cwd, (SELECT MAX(e.time) FROM events e WHERE e.session_id = s.id) FROM sessions s ORDER BY s.id")
+		rows, err := s.db.QueryContext(ctx, "SELECT s.id, s.created_at, s.cwd, s.header, (SELECT MAX(e.time) FROM events e WHERE e.session_id = s.id) FROM sessions s ORDER BY s.id")
 		if err != nil {
 			yield(sessionlog.Info{Location: s.path}, fmt.Errorf("%s: list: %w", s.path, err))
 			return
@@ -304,12 +304,16 @@ func (s *Store) List(ctx context.Context) iter.Seq2[sessionlog.Info, error] {
 		for rows.Next() {
 			info := sessionlog.Info{Location: s.path}
 			var cwd sql.NullString
+			var header string
 			var last sql.NullInt64
-			if err := rows.Scan(&info.ID, &info.CreatedAt, &cwd, &last); err != nil {
+			if err := rows.Scan(&info.ID, &info.CreatedAt, &cwd, &header, &last); err != nil {
 				yield(info, fmt.Errorf("%s: list: %w", s.path, err))
 				return
 			}
 			info.Cwd = cwd.String
+			if c, ok := (sessionlog.Header{Raw: []byte(header)}).Child(); ok {
+				info.Parent = c.Parent
+			}
 			info.UpdatedAt = max(info.CreatedAt, last.Int64)
 			if !yield(info, nil) {
 				return
