@@ -163,8 +163,8 @@ func commands() []command {
 			summary: "List the sessions of a SQLite database (a store's sessions.db or a converted .db) or of a state directory (its .jsonl and .jsonl.zst logs and its sessions.db): the id, when it was created, its working directory, its event count and how its last turn stands.",
 			example: "reel log list ~/.local/state/reel/sessions",
 			run:     func(_ context.Context, o *opts, w io.Writer) error { return list(o.files[0], w) }},
-		{name: "verify", synopsis: "FILE... [--session ID]", nfiles: -1,
-			summary: "Check each log against every format rule and report it ok with its event count, a torn tail, or an unfinished turn. A database holding several sessions has each of them checked unless --session picks one. Exits non-zero if any log is refused.",
+		{name: "verify", synopsis: "FILE|DIR... [--session ID]", nfiles: -1,
+			summary: "Check each log (a folder: every .jsonl and .jsonl.zst log in it) against every format rule and report it ok with its event count, a torn tail, or an unfinished turn. A database holding several sessions has each of them checked unless --session picks one. Logs of subagents verified with their parent's are checked against it: each lies within one of the parent's subagent calls, and a fork's copied events are the parent's. Exits non-zero if any log is refused.",
 			example: "reel log verify session.jsonl state/sessions.db",
 			run:     func(ctx context.Context, o *opts, w io.Writer) error { return verify(ctx, o.files, o.session, w) }},
 		{name: "show", synopsis: "FILE [--session ID]", nfiles: 1,
@@ -346,6 +346,10 @@ func seed(path, session string) (*loaded, *sessionlog.Log, error) {
 }
 
 func verify(_ context.Context, files []string, session string, stdout io.Writer) error {
+	files, err := expandDirs(files)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, f := range files {
 		sessions := []string{session}
@@ -374,6 +378,9 @@ func verify(_ context.Context, files []string, session string, stdout io.Writer)
 			}
 			fmt.Fprintf(stdout, "%s: ok, %s%s\n", l.file, plural(lg.Len(), "event"), note)
 		}
+	}
+	if session == "" {
+		errs = append(errs, verifyPairing(files, stdout))
 	}
 	return errors.Join(errs...)
 }

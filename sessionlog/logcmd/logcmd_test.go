@@ -94,12 +94,21 @@ func TestVerifyCorpus(t *testing.T) {
 			}
 		})
 	}
-	// All at once: one ok line per file, in order.
+	// All at once: one ok line per file, in order, then one pairing line
+	// per parent of subagents (each recorded link holds).
 	out, _, err := run(append([]string{"verify"}, logs...)...)
 	if err != nil {
 		t.Fatalf("verify of the whole corpus: %v", err)
 	}
 	got := lines([]byte(out))
+	var pairing []string
+	for len(got) > 0 && strings.Contains(got[len(got)-1], ": pairing ok, ") {
+		pairing, got = append(pairing, got[len(got)-1]), got[:len(got)-1]
+	}
+	children, _ := filepath.Glob(filepath.Join(corpustest.Dir(t), "*", "session.1.jsonl"))
+	if len(pairing) != len(children) {
+		t.Errorf("%d parents of subagents paired, want %d (the scenarios with child logs):\n%s", len(pairing), len(children), strings.Join(pairing, "\n"))
+	}
 	if len(got) != len(logs) {
 		t.Fatalf("verify printed %d lines for %d files:\n%s", len(got), len(logs), out)
 	}
@@ -854,5 +863,54 @@ func TestShowSubagents(t *testing.T) {
 	}
 	if !strings.Contains(out, "subagent of "+ids[0]+"  depth 1  forked: its first 36 events are the parent's\n") {
 		t.Errorf("show of the fork child:\n%.400s", out)
+	}
+}
+
+// TestVerifyPairing: verify of a folder checks both sides of every
+// parent–subagent link; a child whose parent made no call for it, a fork
+// whose seed is not the parent's, or a call left unanswered fails.
+func TestVerifyPairing(t *testing.T) {
+	src := filepath.Join(corpustest.Dir(t), "subagent-mixed")
+	for _, c := range []struct {
+		name, file, old, new, want string
+	}{
+		{name: "as recorded", want: "pairing ok, 2 subagents"},
+		{name: "the fork's seed edited", file: "session.2.jsonl", old: `"turn":1}`, new: `"turn":7}`, want: "the fork's seed: event"},
+		{name: "the spawn call renamed", file: "session.jsonl", old: `"name":"subagent",`, new: `"name":"other_tool",`, want: "2 subagent logs, but the parent"},
+		{name: "the fork called as a spawn", file: "session.jsonl", old: `"name":"subagent_fork"`, new: `"name":"subagent"`, want: "is a fork (subagent_fork), but the parent's call 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, name := range []string{"session.jsonl", "session.1.jsonl", "session.2.jsonl"} {
+				b, err := os.ReadFile(filepath.Join(src, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if name == c.file {
+					// The first line holding old that is a tool/call (a
+					// call's name) or, for a child, any event.
+					lines := strings.SplitAfter(string(b), "\n")
+					changed := false
+					for i, l := range lines {
+						if i > 0 && strings.Contains(l, c.old) && (name != "session.jsonl" || strings.HasPrefix(l, `{"type":"tool/call"`)) {
+							lines[i] = strings.Replace(l, c.old, c.new, 1)
+							changed = true
+							break
+						}
+					}
+					if !changed {
+						t.Fatalf("the tampering changed nothing in %s", name)
+					}
+					b = []byte(strings.Join(lines, ""))
+				}
+				if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out, errOut, err := run("verify", dir)
+			if got := out + errOut + fmt.Sprint(err); !strings.Contains(got, c.want) || (err == nil) != (c.file == "") {
+				t.Errorf("verify: err %v, output:\n%s\nwant %q", err, got, c.want)
+			}
+		})
 	}
 }

@@ -335,7 +335,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"request", "a.jsonl", "-h"}, []string{"-turn T", "-step S"}},
 		{[]string{"convert", "-h"}, []string{".jsonl, .jsonl.zst, or .db/.sqlite"}},
 		{[]string{"list", "-h"}, []string{"usage: reel log list DB|DIR", "example:\n  reel log list"}},
-		{[]string{"verify", "-h"}, []string{"usage: reel log verify FILE..."}},
+		{[]string{"verify", "-h"}, []string{"usage: reel log verify FILE|DIR..."}},
 		{[]string{"encode", "-h"}, []string{"usage: reel log encode"}},
 		{[]string{"repair", "-h"}, []string{"usage: reel log repair", "running reel holds is refused"}},
 	}
