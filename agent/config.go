@@ -126,6 +126,10 @@ type Config struct {
 	// NetworkOff refuses web_fetch (the user started reel with the
 	// network off for its tools).
 	NetworkOff bool
+	// MaxSubagentDepth is how deep subagents may nest (0:
+	// DefaultMaxSubagentDepth): a child of depth d may start children only
+	// while d+1 is at most this.
+	MaxSubagentDepth int
 	// ModelChoices are the models a client may pick for a session
 	// (Session.SetModel); none offers no choice.
 	ModelChoices []string

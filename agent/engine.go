@@ -38,7 +38,9 @@ type Engine struct {
 	mu       sync.Mutex
 	sessions map[string]*Session
 	opened   int // sessions opened in this process
-	closed   bool
+	// lastChild is the createdAt of the last child session (childCreatedAt).
+	lastChild int64
+	closed    bool
 }
 
 // New returns an engine for cfg.
@@ -196,6 +198,9 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 		_ = w.Close()
 		return nil, err
 	}
+	if c, ok := loaded.Log.Header().Child(); ok {
+		s.depth, s.child = c.Depth, true
+	}
 	if err := s.connectMCP(ctx, index, o.mcp); err != nil {
 		return nil, e.abandon(s, err)
 	}
@@ -269,8 +274,8 @@ type SessionInfo struct {
 	Title string
 }
 
-// Sessions lists the stored sessions (live or not) whose cwd is cwd, or
-// all of them when cwd is empty. A log that cannot be listed is reported to
+// Sessions lists the stored top-level sessions (live or not; not the
+// subagents' children) whose cwd is cwd, or all of them when cwd is empty. A log that cannot be listed is reported to
 // the logger and skipped.
 func (e *Engine) Sessions(ctx context.Context, cwd string) iter.Seq[SessionInfo] {
 	return func(yield func(SessionInfo) bool) {
@@ -279,7 +284,9 @@ func (e *Engine) Sessions(ctx context.Context, cwd string) iter.Seq[SessionInfo]
 				e.log.Warn("listing sessions", "err", err)
 				continue
 			}
-			if cwd != "" && cwd != info.Cwd {
+			// A subagent's session is its parent's business, not the
+			// editor's: it is not listed.
+			if (cwd != "" && cwd != info.Cwd) || info.Parent != "" {
 				continue
 			}
 			t, _ := e.storedTitle(ctx, info.ID)
@@ -347,7 +354,7 @@ func toolSet(cfg Config, escalation bool) *tools.Set {
 // toolSetWith is toolSet followed by extra (a session's MCP tools).
 func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, error) {
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
-	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills})
+	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true})
 	return tools.NewSet(append(list, extra...)...)
 }
 

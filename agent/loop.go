@@ -64,6 +64,16 @@ func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) (end 
 func (r *run) step(ctx context.Context, step int, pending []sessionlog.UserMessage) (end turnEnd, more bool) {
 	s := r.s
 	stepData := sessionlog.StepData{Turn: r.turn, Step: step}
+	s.mu.Lock()
+	desc := s.descriptor
+	s.descriptor = nil
+	s.mu.Unlock()
+	if desc != nil {
+		// A child's descriptor, when its first step is admitted (dsh's place).
+		if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeSubagentDescriptor, *desc, nil, nil); err != nil {
+			return r.failed(ctx, err), false
+		}
+	}
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeStepStart, stepData, nil, nil); err != nil {
 		return r.failed(ctx, err), false
 	}
@@ -121,9 +131,15 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 		return endOfAnswer(res.finish), false
 	}
 	cancelled := false
-	for _, c := range calls {
-		if err := r.toolCall(ctx, step, c, &cancelled); err != nil {
+	if allSubagentCalls(calls) {
+		if err := r.parallelCalls(ctx, step, calls, &cancelled); err != nil {
 			return failEnd(err), false
+		}
+	} else {
+		for _, c := range calls {
+			if err := r.toolCall(ctx, step, c, &cancelled); err != nil {
+				return failEnd(err), false
+			}
 		}
 	}
 	if cancelled || ctx.Err() != nil {

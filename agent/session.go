@@ -41,6 +41,13 @@ type Session struct {
 	// curModel is the last model/selected ("" until one is logged).
 	curModel string
 
+	// depth is the session's delegation depth (0: a top-level session);
+	// child is set for a subagent's session, whose descriptor is written
+	// when its first step starts (then nil).
+	depth      int
+	child      bool
+	descriptor *sessionlog.SubagentDescriptorData
+
 	// jobs are the session's background processes.
 	jobs jobs
 	// mcp is the session's MCP servers (nil: none); confined and full are

@@ -239,7 +239,7 @@ func (r *run) titleFallback(ctx context.Context) {
 	s.title.known = true
 	s.title.mu.Unlock()
 	r.c.Updates.Title(ctx, Title{Text: text, Source: sessionlog.TitleFallback, At: time.UnixMilli(now)})
-	if len(msgs) == 1 && !r.e.cfg.DisableTitleModel {
+	if len(msgs) == 1 && !r.e.cfg.DisableTitleModel && !r.s.child {
 		r.titleFrom = &first
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
@@ -22,37 +23,71 @@ import (
 // requests a wider mode) and logs its result. *cancelled is set when the
 // turn was cancelled before or while the tool ran.
 func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled *bool) error {
-	s, u := r.s, r.c.Updates
-	wctx := context.WithoutCancel(ctx)
-	id, name, args := tc.ID, tc.Name, tc.Arguments
-	callSeq, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolCall,
-		sessionlog.ToolCallData{Turn: r.turn, Step: step, CallID: id, Name: name, Arguments: args}, nil, nil)
+	p, err := r.beginCall(ctx, step, tc)
 	if err != nil {
 		return err
 	}
-	call := ToolCall{ID: id, Name: name, Arguments: json.RawMessage(args)}
-	call.Title, call.Kind, call.Locations = s.toolsFor(s.Mode()).DescribeCall(r.toolEnv(s.Mode()), name, call.Arguments)
+	r.runCall(ctx, p, cancelled)
+	return r.finishCall(ctx, step, p, *cancelled)
+}
+
+// pendingCall is a tool call logged and announced, and once run, its
+// result.
+type pendingCall struct {
+	call    ToolCall
+	callSeq int
+	res     tools.Result
+	// announced is set once the client was told the call runs.
+	announced bool
+}
+
+// beginCall logs tool/call, announces it and makes it durable.
+func (r *run) beginCall(ctx context.Context, step int, tc llm.ToolCall) (*pendingCall, error) {
+	s, u := r.s, r.c.Updates
+	wctx := context.WithoutCancel(ctx)
+	callSeq, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolCall,
+		sessionlog.ToolCallData{Turn: r.turn, Step: step, CallID: tc.ID, Name: tc.Name, Arguments: tc.Arguments}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	call := ToolCall{ID: tc.ID, Name: tc.Name, Arguments: json.RawMessage(tc.Arguments)}
+	call.Title, call.Kind, call.Locations = s.toolsFor(s.Mode()).DescribeCall(r.toolEnv(s.Mode()), tc.Name, call.Arguments)
 	u.ToolStart(wctx, call)
 	if err := s.checkpoint(wctx); err != nil {
-		return err
+		return nil, err
 	}
-	var res tools.Result
+	return &pendingCall{call: call, callSeq: callSeq}, nil
+}
+
+// runCall runs a begun call, unless the turn was cancelled before it
+// (*cancelled, or ctx); *cancelled is set when it was cancelled before or
+// while the tool ran.
+func (r *run) runCall(ctx context.Context, p *pendingCall, cancelled *bool) {
 	if *cancelled || ctx.Err() != nil {
 		*cancelled = true
-		res = tools.Result{Text: "The turn was cancelled before this tool call ran; nothing was executed.", IsError: true}
-	} else {
-		u.ToolRunning(wctx, id)
-		var ran bool
-		res, ran = r.execTool(ctx, call)
-		res = breakResult(r.s.id, name, res)
-		if ran && ctx.Err() == nil {
-			res = r.postTool(ctx, call, res)
-		}
-		if ctx.Err() != nil {
-			*cancelled = true
-		}
+		p.res = tools.Result{Text: "The turn was cancelled before this tool call ran; nothing was executed.", IsError: true}
+		return
 	}
-	data, err := r.toolResult(step, id, res)
+	if !p.announced {
+		r.c.Updates.ToolRunning(context.WithoutCancel(ctx), p.call.ID)
+	}
+	res, ran := r.execTool(ctx, p.call)
+	res = breakResult(r.s.id, p.call.Name, res)
+	if ran && ctx.Err() == nil {
+		res = r.postTool(ctx, p.call, res)
+	}
+	if ctx.Err() != nil {
+		*cancelled = true
+	}
+	p.res = res
+}
+
+// finishCall logs the call's result, makes it durable, then reports it.
+func (r *run) finishCall(ctx context.Context, step int, p *pendingCall, cancelled bool) error {
+	s, u := r.s, r.c.Updates
+	wctx := context.WithoutCancel(ctx)
+	call, res := p.call, p.res
+	data, err := r.toolResult(step, call.ID, res)
 	if err != nil {
 		return err
 	}
@@ -60,7 +95,7 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 	if data.Meta == nil {
 		data.Meta = diffMeta(res.Diff)
 	}
-	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolResult, data, sessionlog.AppendOp(), []int{callSeq}); err != nil {
+	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeToolResult, data, sessionlog.AppendOp(), []int{p.callSeq}); err != nil {
 		return err
 	}
 	// What the client is shown as done must survive a crash: the result
@@ -68,18 +103,95 @@ func (r *run) toolCall(ctx context.Context, step int, tc llm.ToolCall, cancelled
 	if err := s.checkpoint(wctx); err != nil {
 		return err
 	}
-	u.ToolEnd(wctx, id, res)
-	if !*cancelled {
+	u.ToolEnd(wctx, call.ID, res)
+	args := string(call.Arguments)
+	if !cancelled {
 		// What the next step's context messages need to know of the call.
-		s.noteToolCall(name, args)
-		s.noteTouch(name, args, res)
+		s.noteToolCall(call.Name, args)
+		s.noteTouch(call.Name, args, res)
 	}
-	if name == "todo_write" && !res.IsError {
+	if call.Name == "todo_write" && !res.IsError {
 		if a, err := tools.ParseTodoArgs(call.Arguments); err == nil {
 			u.Plan(wctx, a.Todos)
 		}
 	}
 	return nil
+}
+
+// maxParallelSubagents bounds the subagent calls of one step that run at
+// the same time.
+const maxParallelSubagents = 4
+
+// parallelCalls runs the tool calls of a step that are all subagent calls
+// as dsh does: every call logged first, in the model's order, then the
+// children run at the same time (at most maxParallelSubagents; each
+// created in call order, so their logs and replay scripts are numbered
+// as the calls are), then the results logged in the model's order.
+func (r *run) parallelCalls(ctx context.Context, step int, calls []llm.ToolCall, cancelled *bool) error {
+	pending := make([]*pendingCall, len(calls))
+	for i, c := range calls {
+		p, err := r.beginCall(ctx, step, c)
+		if err != nil {
+			return err
+		}
+		pending[i] = p
+	}
+	order := make([]*creationOrder, len(calls))
+	for i := range order {
+		order[i] = &creationOrder{done: make(chan struct{})}
+		if i > 0 {
+			order[i].after = order[i-1].done
+		}
+	}
+	stopped := make([]bool, len(calls))
+	slots := make(chan struct{}, maxParallelSubagents)
+	var wg sync.WaitGroup
+	first := *cancelled
+	if !first && ctx.Err() == nil {
+		// The client hears that the calls run in the model's order, not
+		// in the order their goroutines start.
+		for _, p := range pending {
+			r.c.Updates.ToolRunning(context.WithoutCancel(ctx), p.call.ID)
+			p.announced = true
+		}
+	}
+	for i, p := range pending {
+		// Slots are taken in call order: a running call only ever waits
+		// for an earlier call's child, which already holds a slot.
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			stopped[i] = first
+			r.runCall(context.WithValue(ctx, creationOrderKey{}, order[i]), p, &stopped[i])
+			// A call that created no child (refused, failed early) lets
+			// the next one go on.
+			order[i].created()
+		})
+	}
+	wg.Wait()
+	for _, s := range stopped {
+		*cancelled = *cancelled || s
+	}
+	for _, p := range pending {
+		if err := r.finishCall(ctx, step, p, *cancelled); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allSubagentCalls reports whether calls are several calls of the
+// subagent tools, which may run at the same time.
+func allSubagentCalls(calls []llm.ToolCall) bool {
+	if len(calls) < 2 {
+		return false
+	}
+	for _, c := range calls {
+		if c.Name != "subagent" && c.Name != "subagent_fork" {
+			return false
+		}
+	}
+	return true
 }
 
 // execTool runs one tool under the session's mode, after the PreTool
@@ -131,6 +243,7 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 	}
 	env := r.toolEnv(mode)
 	env.CallID = call.ID
+	env.Delegator = delegator{r}
 	wctx := context.WithoutCancel(ctx)
 	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, call.ID, output) }
 	res, err = r.runContained(ctx, tool, env, call.Arguments)

@@ -17,7 +17,8 @@ import (
 )
 
 // Output is what a run produced, normalized: the transcript, one log per
-// session (pinned), and the pinned content.
+// session (pinned) in fixture order — the script's sessions, then its
+// child sessions (children.go) — and the pinned content.
 type Output struct {
 	Transcript []byte
 	Logs       [][]byte
@@ -37,7 +38,14 @@ func Normalize(run *Run) (*Output, error) {
 		return nil, fmt.Errorf("normalize transcript: %w", err)
 	}
 	out := &Output{Transcript: tr, Pinned: newPinned()}
-	for i, id := range run.SessionIDs {
+	ids, err := harvestIDs(run)
+	if err != nil {
+		return nil, err
+	}
+	// One normalizer for every log of the run: an id is the same
+	// placeholder in each (a child's parentSession is its parent's id).
+	ln := normalize.New(normalize.Options{Cwd: cwds, TempDirs: tmps})
+	for i, id := range ids {
 		if run.Refused[i] {
 			out.Logs = append(out.Logs, nil)
 			continue
@@ -46,7 +54,6 @@ func Normalize(run *Run) (*Output, error) {
 		if err != nil {
 			return nil, fmt.Errorf("session %d (%s): %w", i, id, err)
 		}
-		ln := normalize.New(normalize.Options{Cwd: cwds, TempDirs: tmps})
 		st := &pinState{}
 		var b bytes.Buffer
 		for _, line := range bytes.SplitAfter(raw, []byte("\n")) {

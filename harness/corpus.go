@@ -22,11 +22,15 @@ import (
 	"github.com/reel-agent/reel/harness/normalize"
 	"github.com/reel-agent/reel/harness/scenario"
 	"github.com/reel-agent/reel/sessionlog"
+	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
-var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill"}
+var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill",
+	// Foreground children only: a background one is its own capability
+	// (needs).
+	"subagent", "subagent_fork"}
 
 // Corpus verdicts.
 const (
@@ -139,9 +143,6 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 		add("has no session.jsonl")
 		return nil, missing, nil
 	}
-	if len(logs) > 1 {
-		add("records child (subagent) sessions")
-	}
 	d, err := readLog(logs[0])
 	if err != nil {
 		return nil, nil, err
@@ -156,16 +157,6 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 		switch {
 		case e.Type == sessionlog.TypeTurnStart:
 			turns++
-		case e.Type == sessionlog.TypeToolCall:
-			tc, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
-			if err != nil {
-				return nil, nil, err
-			}
-			if !slices.Contains(reelTools, tc.Name) {
-				add("uses tool %s", tc.Name)
-			}
-		case strings.HasPrefix(e.Type, "subagent/"), strings.HasPrefix(e.Type, "tool-workflow/"):
-			add("uses subagents")
 		case e.Type == sessionlog.TypeSandboxMode:
 			if m, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil {
 				c.Mode = m.Mode
@@ -179,6 +170,26 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 			if bytes.Contains(e.Data, []byte("Approval prompts are disabled")) {
 				c.Approval = "never"
 			}
+		}
+	}
+	// What every log records — the top-level session's and each child's
+	// own events (a fork child's first seedLength events are its
+	// parent's, already read) — must be within what reel does.
+	for n, path := range logs {
+		l := d
+		if n > 0 {
+			if l, err = readLog(path); err != nil {
+				return nil, nil, err
+			}
+			if _, child := l.Header.Child(); !child {
+				add("records a second top-level session (%s has no parentSession)", filepath.Base(path))
+			}
+			if _, err := replay.Load(l.Events, ""); err != nil {
+				add("has no replayable model script for %s (%v)", filepath.Base(path), err)
+			}
+		}
+		if err := needs(l, add); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
 	if sc == nil {
@@ -214,6 +225,56 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 		return nil, nil, err
 	}
 	return c, nil, nil
+}
+
+// needs adds, for one recorded log, the capabilities its own events use
+// that reel lacks: tools outside reel's vocabulary, a background
+// (continuable) subagent, and records of the reference's subagent
+// machinery reel does not write. A child's seed (its first seedLength
+// events, copied from its parent) is skipped: the parent's log holds it.
+func needs(d *jsonl.Decoded, add func(format string, args ...any)) error {
+	own := 0
+	if c, ok := d.Header.Child(); ok {
+		own = min(max(c.SeedLength, 0), len(d.Events))
+	}
+	for i := own; i < len(d.Events); i++ {
+		e := &d.Events[i]
+		switch {
+		case e.Type == sessionlog.TypeToolCall:
+			tc, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
+			if err != nil {
+				return err
+			}
+			switch {
+			case tc.Name == "subagent" && !foreground(tc.Arguments):
+				add("uses subagent run_in_background (continuable children)")
+			case !slices.Contains(reelTools, tc.Name):
+				add("uses tool %s", tc.Name)
+			}
+		case e.Type == sessionlog.TypeSubagentDescriptor:
+			var dd struct {
+				Mode string `json:"mode"`
+			}
+			if json.Unmarshal(e.Data, &dd) == nil && dd.Mode != sessionlog.SubagentOneShot {
+				add("uses subagent run_in_background (continuable children)")
+			}
+		case strings.HasPrefix(e.Type, "tool-workflow/"):
+			add("records workflow runs (tool-workflow events)")
+		case strings.HasPrefix(e.Type, "subagent/"):
+			add("records %s events", e.Type)
+		}
+	}
+	return nil
+}
+
+// foreground reports whether a subagent call's arguments ask for a
+// foreground (blocking) child: run_in_background false. The reference's
+// deployment makes an omitted run_in_background a background child.
+func foreground(args string) bool {
+	var a struct {
+		Background *bool `json:"run_in_background"`
+	}
+	return json.Unmarshal([]byte(args), &a) == nil && a.Background != nil && !*a.Background
 }
 
 // unknownOps lists the ops of dir/input.json that reel's step vocabulary
@@ -365,7 +426,11 @@ func reelSide(run *Run) (*keptSide, error) {
 	paths := runPaths(run)
 	wire := []byte(paths.Replace(string(run.Transcript)))
 	k := &keptSide{side: &equiv.Side{Label: "reel", Wire: wire}, wire: wire, stderr: run.Stderr}
-	for i, id := range run.SessionIDs {
+	ids, err := harvestIDs(run)
+	if err != nil {
+		return nil, err
+	}
+	for i, id := range ids {
 		if run.Refused[i] {
 			continue
 		}

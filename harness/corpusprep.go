@@ -99,6 +99,18 @@ var CorpusPreps = map[string]CorpusPrep{
 			"that does not exist, so it is derived from the log; reel serves the override to its title call likewise",
 		TitleOverride: true,
 	},
+	"subagent-published-run-failure": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/subagent-durability-failure.cordis.yml and " +
+			"DSH_SUBAGENT_PUBLISHED_FAILURE=1: tests/fixtures/subagent-durability-failure.ts makes delivering the one-shot " +
+			"child's prompt throw after the child is created, and disposing it throw too",
+		Missing: "needs the reference suite's fault switch DSH_SUBAGENT_PUBLISHED_FAILURE (a child that fails after it is created, before its first turn); reel has no such switch",
+	},
+	"subagent-continuable": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/subagent-durability-failure.cordis.yml: " +
+			"tests/fixtures/subagent-durability-failure.ts remaps the child id, holds the child until its follow-ups arrived " +
+			"and makes the child's turn 3 fail before its first step (snapshot disk full)",
+		Missing: "needs the reference suite's fixture subagent-durability-failure.ts (a child turn that fails before its first step, and the child held until its follow-ups arrived); reel has no such switch",
+	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
 			"sandbox provider at an executable that does not exist, so every confined command fails to start",

@@ -274,9 +274,29 @@ func opens(seg []scenario.Step, created int) []int {
 
 func (d *driver) drive(ctx context.Context) error {
 	created := len(d.run.SessionIDs) // a seed is session 0
-	for _, seg := range segments(d.sc.Input.Steps) {
-		order := opens(seg, created)
-		if err := d.start(ctx, order); err != nil {
+	segs := segments(d.sc.Input.Steps)
+	segOpens := make([][]int, len(segs))
+	for i, seg := range segs {
+		segOpens[i] = opens(seg, created)
+		for _, s := range seg {
+			if s.Op == scenario.OpNewSession {
+				created++
+			}
+		}
+	}
+	var info []sessionInfo
+	children := make([][]int, len(segs))
+	if d.r.Mode != Record && len(d.sc.Sessions) > 0 {
+		var err error
+		if info, err = fixtureSessions(d.sc); err != nil {
+			return err
+		}
+		if children, err = childrenBySegment(info, segOpens); err != nil {
+			return err
+		}
+	}
+	for i, seg := range segs {
+		if err := d.start(ctx, replayOrder(info, segOpens[i], children[i])); err != nil {
 			return err
 		}
 		err := d.steps(ctx, seg)
@@ -285,11 +305,6 @@ func (d *driver) drive(ctx context.Context) error {
 		}
 		if err != nil {
 			return err
-		}
-		for _, s := range seg {
-			if s.Op == scenario.OpNewSession {
-				created++
-			}
 		}
 	}
 	return nil
@@ -338,6 +353,9 @@ func hookArgs(cwd string) []string {
 	return args
 }
 
+// start starts one process. order are the fixture sessions it opens, in
+// opening order (replayOrder): in replay mode each one's recorded log is
+// given with --replay, a child's after the sessions opened before it.
 func (d *driver) start(ctx context.Context, order []int) error {
 	args := []string{"acp", "--state-dir", d.run.StateDir, "--log-level", "debug", "--debug-invariant"}
 	args = append(args, d.r.ExtraArgs...)
@@ -576,13 +594,26 @@ func (d *driver) PromptAndCancel(ctx context.Context, st scenario.Step) error {
 	}
 	mark := c.Len()
 	d.promptAsync(st)
-	if st.WaitForFile != nil && d.r.Mode != Record {
-		if err := waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.WaitForFile.Path))); err != nil {
-			return err
-		}
-	} else if _, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
-		return n.Index >= mark && n.Update == "agent_message_chunk"
-	}); err != nil {
+	text := func(ctx context.Context) error {
+		_, err := c.WaitFor(ctx, func(n rpcclient.Notification) bool {
+			return n.Index >= mark && n.Update == "agent_message_chunk"
+		})
+		return err
+	}
+	switch {
+	case st.WaitForFile == nil:
+		err = text(ctx)
+	case d.r.Mode != Record:
+		err = waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.WaitForFile.Path)))
+	default:
+		// Recording: the model's first text (a real model's stream, a
+		// stand-in's hang) or the file (a command the script runs, as
+		// in a subagent), whichever comes first.
+		err = firstOf(ctx, text, func(ctx context.Context) error {
+			return waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.WaitForFile.Path)))
+		})
+	}
+	if err != nil {
 		return err
 	}
 	return c.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
@@ -656,4 +687,16 @@ func (d *driver) waitPending(ctx context.Context) error {
 	p.pmu.Lock()
 	defer p.pmu.Unlock()
 	return p.perr
+}
+
+// firstOf runs the waits at once and returns when the first ends (its
+// error), cancelling the others.
+func firstOf(ctx context.Context, waits ...func(context.Context) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, len(waits))
+	for _, w := range waits {
+		go func() { done <- w(ctx) }()
+	}
+	return <-done
 }

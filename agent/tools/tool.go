@@ -43,6 +43,7 @@ const (
 	KindEdit    Kind = "edit"
 	KindExecute Kind = "execute"
 	KindSearch  Kind = "search"
+	KindThink   Kind = "think"
 	KindOther   Kind = "other"
 )
 
@@ -165,6 +166,9 @@ type Env struct {
 	// only describes calls); a tool replayed from a log finds its
 	// recorded result by it.
 	CallID string
+	// Delegator, when non-nil, runs the child agents of the subagent
+	// tools (the engine); without it they fail.
+	Delegator Delegator
 	// Progress, when non-nil, receives the output a long-running command
 	// has written so far (its last ProgressBytes, see ProgressEvery),
 	// while it runs; the result still carries the whole output.

@@ -122,7 +122,7 @@ func (c *cmp) diff(check, where, format string, args ...any) {
 		}
 		return
 	}
-	c.r.Diffs = append(c.r.Diffs, Diff{Check: check, Where: c.prefix + where, What: fmt.Sprintf(format, args...)})
+	c.r.Diffs = append(c.r.Diffs, Diff{Check: check, Where: strings.TrimSuffix(c.prefix+where, ": "), What: fmt.Sprintf(format, args...)})
 }
 
 func (c *cmp) unchecked(format string, args ...any) {
@@ -166,14 +166,15 @@ var sessionChecks = []struct {
 func Compare(want, got *Side, opt Options) *Report {
 	r := &Report{Want: want.Label, Got: got.Label}
 	if len(want.Logs) != len(got.Logs) {
-		r.Diffs = append(r.Diffs, Diff{Check: "sessions", What: fmt.Sprintf("%s has %d session log(s), %s %d", want.Label, len(want.Logs), got.Label, len(got.Logs))})
+		r.Diffs = append(r.Diffs, Diff{Check: "sessions", What: sessionCounts(want, got)})
 	}
 	var wantAll, gotAll []*facts
 	for i := 0; i < min(len(want.Logs), len(got.Logs)); i++ {
 		c := &cmp{r: r, opt: opt, wlog: want.Logs[i], glog: got.Logs[i], count: map[string]int{}}
 		if len(want.Logs) > 1 || len(got.Logs) > 1 {
-			c.prefix = fmt.Sprintf("session %d: ", i)
+			c.prefix = sessionPrefix(want.Logs, i)
 		}
+		checkLineage(c, want, got, i)
 		wf, err := extract(c.wlog, want.Temp)
 		if err != nil {
 			c.unchecked("%s cannot be read: %v", c.wlog.Name, err)
@@ -321,7 +322,7 @@ func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "⏎") }
 func visible(f *facts) []*userFact {
 	var out []*userFact
 	for _, u := range f.users {
-		if !u.drop {
+		if !u.drop && !u.seed {
 			out = append(out, u)
 		}
 	}

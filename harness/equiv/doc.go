@@ -35,6 +35,13 @@
 //     each, the same permission requests (count, order, tool, offered
 //     option kinds), and nothing on stdout that is not a frame.
 //
+// Logs are paired by index; a child (subagent) session's log — its header
+// names a parentSession — is named "child K" in differences, and its
+// header must agree on its parent, its delegationDepth and what a fork's
+// seed inherits. A fork's seed (its first seedLength events) must be a
+// copy of the parent's first events closed by session/end-seed; it is the
+// parent's, so the child's facts are read from its own events only.
+//
 // Paths are compared with each log's working directory (its header's cwd)
 // as {{cwd}} and the side's temp dirs as {{tmp}}. What cannot be checked —
 // a missing transcript, an expected result in no presentation the table

@@ -65,6 +65,9 @@ type userFact struct {
 	// it is not compared as a message.
 	identity string
 	drop     bool
+	// seed marks a message a fork child copied from its parent: it is in
+	// the child's requests but is the parent's fact, not the child's.
+	seed bool
 }
 
 // stepText is the assistant text of one step.
@@ -98,8 +101,16 @@ func extract(l *Log, temp []string) (*facts, error) {
 	inTurn := false
 	tr := &titleReader{prompts: map[int]string{}}
 	open := map[string][]*callFact{} // call id → calls without a result yet
+	// A fork child's first events are its parent's, copied (its header's
+	// seedLength): they set the turn and hold messages its requests
+	// carry, but their calls, texts, titles and turn ends are the
+	// parent's facts, compared in the parent's log.
+	own := seedEnd(l)
 	for i := range l.Events {
 		e := &l.Events[i]
+		if i < own && e.Type != sessionlog.TypeTurnStart && e.Type != sessionlog.TypeStepStart && e.Type != sessionlog.TypeUserMessage && e.Type != sessionlog.TypeTurnEnd {
+			continue
+		}
 		switch e.Type {
 		case sessionlog.TypeTurnStart:
 			d, err := sessionlog.DecodeData[sessionlog.TurnData](e)
@@ -142,8 +153,10 @@ func extract(l *Log, temp []string) (*facts, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: seq %d: %w", l.Name, e.Seq, err)
 			}
-			tr.notePrompt(e, m.Source)
-			u := &userFact{Seq: e.Seq, Turn: turn, Step: step, Source: m.Source}
+			if i >= own {
+				tr.notePrompt(e, m.Source)
+			}
+			u := &userFact{Seq: e.Seq, Turn: turn, Step: step, Source: m.Source, seed: i < own}
 			for _, part := range m.Content {
 				if part.Type == "text" {
 					u.Parts = append(u.Parts, p.apply(part.Text))
@@ -187,7 +200,9 @@ func extract(l *Log, temp []string) (*facts, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.ends = append(f.ends, turnEnd{Seq: e.Seq, Turn: d.Turn, Kind: d.Reason.Kind})
+			if i >= own {
+				f.ends = append(f.ends, turnEnd{Seq: e.Seq, Turn: d.Turn, Kind: d.Reason.Kind})
+			}
 			inTurn = false
 		}
 	}
@@ -195,7 +210,12 @@ func extract(l *Log, temp []string) (*facts, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.steps = steps
+	for _, r := range steps {
+		// The seed's requests were the parent's.
+		if own == 0 || own < len(l.Events) && r.Seq >= l.Events[own].Seq {
+			f.steps = append(f.steps, r)
+		}
+	}
 	classify(f)
 	return f, nil
 }

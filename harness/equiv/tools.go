@@ -113,6 +113,19 @@ var ToolRules = []ToolRule{
 		essence:    readImageEssence,
 	},
 	{
+		Tool: "subagent",
+		Compared: "a foreground child's final text, line by line (the call's description, prompt and run_in_background are compared with every call's arguments; " +
+			"a failed child is compared by isError only); a background start by the child id it names",
+		Normalized: "the lines' trailing blanks and the result's trailing empty lines",
+		essence:    subagentEssence,
+	},
+	{
+		Tool:       "subagent_fork",
+		Compared:   "the forked child's final text, line by line (description and prompt are compared with every call's arguments; a failed child is compared by isError only)",
+		Normalized: "the lines' trailing blanks and the result's trailing empty lines",
+		essence:    subagentEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",
@@ -637,6 +650,28 @@ func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
 		if l = strings.TrimSpace(l); l != "" {
 			e.Items = append(e.Items, l)
 		}
+	}
+	return e, true
+}
+
+// backgroundStart is the result of a background (continuable) subagent
+// call: the reference answers as soon as the child accepted its prompt.
+var backgroundStart = regexp.MustCompile(`^started subagent (\S+)$`)
+
+// subagentEssence reduces a subagent or subagent_fork result — the
+// child's final output verbatim, no framing, possibly empty — to its
+// lines; a background start to the child it names.
+func subagentEssence(text string, _ json.RawMessage) (Essence, bool) {
+	if m := backgroundStart.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
+		return Essence{Facts: []string{"started background child " + m[1]}}, true
+	}
+	e := Essence{Facts: []string{"child's final text"}}
+	body := strings.TrimRight(text, " \t\n")
+	if body == "" {
+		return e, true
+	}
+	for _, l := range strings.Split(body, "\n") {
+		e.Items = append(e.Items, strings.TrimRight(l, " \t"))
 	}
 	return e, true
 }

@@ -1,0 +1,141 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
+
+// Delegation is one call of the subagent tools: a child agent to run on
+// Prompt (Description labels it), seeded with the caller's completed turns
+// when Fork is set, for the call CallID.
+type Delegation struct {
+	Fork                bool
+	Description, Prompt string
+	CallID              string
+}
+
+// Delegator runs child agents for the subagent tools: it creates the
+// child (its own session and log), runs its turn and returns what the
+// caller's model reads. The engine implements it (Env.Delegator).
+type Delegator interface {
+	Delegate(ctx context.Context, d Delegation) (Result, error)
+}
+
+// SubagentArgs are the arguments of subagent and subagent_fork.
+type SubagentArgs struct {
+	Description, Prompt string
+	// RunInBackground is subagent's run_in_background (always false for
+	// subagent_fork, which has no such argument).
+	RunInBackground bool
+}
+
+// ParseSubagentArgs parses the arguments of the tool named tool
+// ("subagent" or "subagent_fork").
+func ParseSubagentArgs(tool string, raw json.RawMessage) (SubagentArgs, error) {
+	var a SubagentArgs
+	o, err := decodeArgs(tool, raw)
+	if err != nil {
+		return a, err
+	}
+	if a.Description, err = o.str("description", true); err != nil {
+		return a, err
+	}
+	if a.Prompt, err = o.str("prompt", true); err != nil {
+		return a, err
+	}
+	if o.has("run_in_background") {
+		if a.RunInBackground, err = o.boolean("run_in_background"); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+// Subagent is the subagent tool (a fresh child) or, with Fork, the
+// subagent_fork tool (a child that starts from the caller's completed
+// turns). The call waits for the child's one turn and returns its final
+// text; the child runs under the caller's sandbox mode, never asks for
+// approval, and may not delegate further than the depth limit.
+type Subagent struct {
+	// Fork makes it subagent_fork.
+	Fork bool
+}
+
+var (
+	_ Tool      = Subagent{}
+	_ Describer = Subagent{}
+)
+
+// Name returns "subagent" or "subagent_fork".
+func (s Subagent) Name() string {
+	if s.Fork {
+		return "subagent_fork"
+	}
+	return "subagent"
+}
+
+// Schema returns the tool's schema.
+func (s Subagent) Schema() Schema {
+	if s.Fork {
+		return Schema{
+			Name: "subagent_fork",
+			Description: "Delegate a task to a child agent that starts from this conversation's completed turns (not the current one) " +
+				"and works on its own. This call waits for the child and returns its final answer. " +
+				"The child runs under this session's sandbox mode and cannot ask for approval.",
+			Parameters: compactJSON(`{
+				"type": "object",
+				"properties": {
+					"description": {"type": "string", "description": "A short (3-5 word) label of the task."},
+					"prompt": {"type": "string", "description": "The task for the child agent, with everything it needs to know beyond the conversation so far."}
+				},
+				"required": ["description", "prompt"]
+			}`),
+		}
+	}
+	return Schema{
+		Name: "subagent",
+		Description: "Delegate a self-contained task to a fresh child agent that does not see this conversation. " +
+			"This call waits for the subagent and returns its result. " +
+			"The child runs under this session's sandbox mode and cannot ask for approval.",
+		Parameters: compactJSON(`{
+			"type": "object",
+			"properties": {
+				"description": {"type": "string", "description": "A short (3-5 word) label of the task."},
+				"prompt": {"type": "string", "description": "The whole task for the child agent: it sees nothing else."},
+				"run_in_background": {"type": "boolean", "description": "Must be false or absent: reel runs every subagent in the foreground and waits for its result."}
+			},
+			"required": ["description", "prompt"]
+		}`),
+	}
+}
+
+// Describe implements Describer: the call is shown with its description.
+func (s Subagent) Describe(args json.RawMessage) (string, Kind, []Location) {
+	a, err := ParseSubagentArgs(s.Name(), args)
+	if err != nil || a.Description == "" {
+		return s.Name(), KindThink, nil
+	}
+	return s.Name() + ": " + a.Description, KindThink, nil
+}
+
+// errNoDelegator is the failure of a subagent call without a Delegator.
+var errNoDelegator = errors.New("subagents are not available in this session")
+
+// Run delegates the task (Env.Delegator) and returns the child's result.
+func (s Subagent) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
+	a, err := ParseSubagentArgs(s.Name(), raw)
+	if err != nil {
+		return Result{}, err
+	}
+	title, kind, _ := s.Describe(raw)
+	if a.RunInBackground {
+		return errorResult(title, kind, nil, "Error: run_in_background is not supported by reel yet: call "+s.Name()+" without it (or with false) to wait for the child's result"), nil
+	}
+	if env == nil || env.Delegator == nil {
+		return errorResult(title, kind, nil, "Error: "+errNoDelegator.Error()), nil
+	}
+	res, err := env.Delegator.Delegate(ctx, Delegation{Fork: s.Fork, Description: a.Description, Prompt: a.Prompt, CallID: env.CallID})
+	res.Kind, res.Title = kind, title
+	return res, err
+}
