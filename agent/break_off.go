@@ -41,3 +41,7 @@ func breakMode(m sandbox.Mode) sandbox.Mode { return m }
 // breakImages drops every image before it enters the conversation (never
 // in an ordinary build).
 func breakImages() bool { return false }
+
+// breakSubagents reports whether subagent calls are to start no child
+// (REEL_BREAK=nosubagents).
+func breakSubagents() bool { return false }

@@ -24,12 +24,13 @@ import (
 //	nohooks      the configured hooks never run
 //	notitles     sessions get no title (no fallback, no title model)
 //	noimages     images (prompt and read_image) never enter the conversation
+//	nosubagents  subagent calls start no child and answer "ok"
 
 // breakBuild reports whether this is a -tags reelbreak build.
 const breakBuild = true
 
 // breakKinds are the values REEL_BREAK accepts.
-var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks", "noimages", "notitles"}
+var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks", "noimages", "notitles", "nosubagents"}
 
 // breakKind is the break in force ("" for none).
 func breakKind() string { return os.Getenv("REEL_BREAK") }
@@ -99,3 +100,5 @@ func breakMode(m sandbox.Mode) sandbox.Mode {
 }
 
 func breakImages() bool { return breakKind() == "noimages" }
+
+func breakSubagents() bool { return breakKind() == "nosubagents" }

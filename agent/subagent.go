@@ -35,6 +35,9 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 	r := d.r
 	parent, e := r.s, r.e
 	fail := func(text string) (tools.Result, error) { return tools.Result{Text: text, IsError: true}, nil }
+	if breakSubagents() {
+		return tools.Result{Text: "ok"}, nil
+	}
 	depth := parent.depth + 1
 	if limit := e.maxDepth(); depth > limit {
 		return fail(fmt.Sprintf("Error: subagent depth %d exceeds maxDepth %d", depth, limit))

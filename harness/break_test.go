@@ -40,6 +40,7 @@ var breakVariants = []struct {
 	{"nohooks", []string{"hook-cc-pretool-deny", "hook-cc-stop-continue", "hook-codex-posttool-context"}, "hooks"},
 	{"notitles", []string{"text-turn", "fs-read"}, "titles"},
 	{"noimages", []string{"inline-image-prompt"}, "messages"},
+	{"nosubagents", []string{"subagent-multi", "subagent-fork-in-process"}, "tool result"},
 }
 
 // unwiredHooks reports the hook calls agent/toolrun.go lacks.
