@@ -119,6 +119,11 @@ func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Deleg
 		return nil, err
 	}
 	child.depth, child.child = depth, true
+	// The child is offered the parent's tools, its MCP servers' included
+	// (the connection stays the parent's: the child does not close it).
+	parent.mu.Lock()
+	child.confined, child.full = parent.confined, parent.full
+	parent.mu.Unlock()
 	provider := sessionlog.SubagentSpawn
 	if del.Fork {
 		provider = sessionlog.SubagentFork

@@ -355,3 +355,56 @@ func TestSubagentsInParallel(t *testing.T) {
 		t.Errorf("the children's turns do not overlap: %+v", spans)
 	}
 }
+
+// TestSubagentUsesTheParentsMCPServers: a child is offered its parent's
+// MCP tools (a trusted server's run; the child never asks, so an
+// untrusted one's are refused), over the parent's connection, which
+// outlives the child.
+func TestSubagentUsesTheParentsMCPServers(t *testing.T) {
+	dir := t.TempDir()
+	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	echo := func(id, server, text string) standin.Response {
+		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: "mcp__" + server + "__echo", Arguments: jsonArgs(t, map[string]any{"text": text})}}}
+	}
+	script := &standin.Script{Responses: []standin.Response{
+		{ToolCalls: []standin.ToolCall{{ID: "p1", Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": "Use MCP", "prompt": "Echo through both servers."})}}},
+		echo("c1", "trusted", "from the child"),
+		echo("c2", "other", "not allowed"),
+		{Text: "child done", Expect: &standin.Expect{LastMessageContains: "approval policy of this session is never"}},
+		echo("p2", "trusted", "parent again"),
+		{Text: "parent done", Expect: &standin.Expect{LastMessageContains: "parent again"}},
+	}}
+	url, _ := standinURL(t, script)
+	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only", "--provider", "deepseek", "--base-url", url,
+		"--model", "standin", "--no-title-model", "--mcp-trust", "trusted")
+	p.initialize()
+	sid := p.newSessionWith(ws, standinMCP("trusted", "tools"), standinMCP("other", "tools"))
+	if stop, _ := p.prompt(sid, "delegate"); stop != "end_turn" {
+		t.Fatalf("stopReason %q (stderr %s)", stop, p.stderr.String())
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	logs, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
+	found := false
+	for _, l := range logs {
+		d, _, err := jsonl.ReadValid(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := d.Header.Child(); !ok {
+			continue
+		}
+		for i := range d.Events {
+			if e := &d.Events[i]; e.Type == sessionlog.TypeToolResult && strings.Contains(string(e.Data), `"text":"from the child"`) {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Error("the child's call of the parent's trusted MCP tool did not run")
+	}
+}
