@@ -1,14 +1,17 @@
 // Package agent is reel's turn engine: it owns sessions and their logs, the
-// turn/step loop, tool runs and their approval, compaction, background
-// jobs, the skill catalog and the extension points hooks listen on
-// ([Hook]: session start, prompt submit, before and after each tool call,
-// the turn's stopping; the Claude Code and Codex bridges are in
-// agent/hooks). It knows nothing of the Agent Client Protocol: a session reports
-// what a turn does through the small [Updates] interface and asks for
-// escalations through [Approver], both supplied per prompt in a [Client].
-// The ACP adapter (package agent/acpserver) implements them with
-// session/update and session/request_permission; a subagent's parent can
-// implement them with its own tool call.
+// turn/step loop, tool runs and their approval (logged as dsh's
+// approval/asked and approval/decided), compaction, background jobs, the
+// skill catalog, session titles, image admission, the sessions' MCP
+// connections ([MCPConnector]; mcprun.go), the model choice, subagents
+// (child sessions with their own logs; subagent.go) and the extension
+// points hooks listen on ([Hook]: session start, prompt submit, before and
+// after each tool call, the turn's stopping; the Claude Code and Codex
+// bridges are in agent/hooks). It knows nothing of the Agent Client
+// Protocol: a session reports what a turn does through the small [Updates]
+// interface and asks for approvals through [Approver], both supplied per
+// prompt in a [Client]. The ACP adapter (package agent/acpserver)
+// implements them with session/update and session/request_permission; a
+// subagent's parent implements them with its own tool call's progress.
 //
 // A prompt opens turn/start. Each step writes step/start, the entered
 // user/messages, the request/header the step owes (initial, resume, change,
