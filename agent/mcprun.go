@@ -134,14 +134,6 @@ func (c liveConnection) Status() sessionlog.MCPConnectData {
 	return d
 }
 
-// withoutSecrets is env without the model keys.
-func withoutSecrets(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(secretEnv, name)
-	})
-}
-
 // connectMCP connects the session's MCP servers (none: nothing happens),
 // logs mcp/connect, and adds the servers' tools to the session's tool
 // sets. A server that cannot be used is reported to the logger and, at

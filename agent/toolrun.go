@@ -399,12 +399,15 @@ func scrubbed(next tools.CommandFunc) tools.CommandFunc {
 		if base == nil {
 			base = os.Environ()
 		}
-		cmd.Env = make([]string, 0, len(base))
-		for _, kv := range base {
-			if !slices.ContainsFunc(secretEnv, func(k string) bool { return strings.HasPrefix(kv, k+"=") }) {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
+		cmd.Env = withoutSecrets(base)
 		return cmd, nil
 	}
+}
+
+// withoutSecrets is env ("NAME=value" entries) without the model keys.
+func withoutSecrets(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(secretEnv, name)
+	})
 }
