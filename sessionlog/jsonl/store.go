@@ -357,18 +357,35 @@ func (s *Store) List(ctx context.Context) iter.Seq2[sessionlog.Info, error] {
 	}
 }
 
-// readInfo reads the header line of one log file.
-func readInfo(id, path string, dec *zstd.Decoder) (sessionlog.Info, error) {
-	info := sessionlog.Info{ID: id, Location: path}
+// ReadHeader reads only the header line of the log file at path (a .jsonl
+// or .jsonl.zst file), for a caller that needs no more of it (reel log
+// show listing a parent's subagents).
+func ReadHeader(path string) (sessionlog.Header, error) {
+	var dec *zstd.Decoder
+	if isZstd(path) {
+		d, err := newDecoder()
+		if err != nil {
+			return sessionlog.Header{}, err
+		}
+		defer d.Close()
+		dec = d
+	}
+	h, _, err := readHeader(path, dec)
+	return h, err
+}
+
+// readHeader reads the header line of one log file (dec: the decoder of a
+// zstd file), with the file's modification time in Unix ms.
+func readHeader(path string, dec *zstd.Decoder) (sessionlog.Header, int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return info, err
+		return sessionlog.Header{}, 0, err
 	}
 	defer f.Close()
 	var r io.Reader = f
 	if isZstd(path) {
 		if err := dec.Reset(f); err != nil {
-			return info, &sessionlog.RecordError{File: path, Line: 1, Err: fmt.Errorf("%w: %v", sessionlog.ErrHeader, err)}
+			return sessionlog.Header{}, 0, &sessionlog.RecordError{File: path, Line: 1, Err: fmt.Errorf("%w: %v", sessionlog.ErrHeader, err)}
 		}
 		r = dec
 	}
@@ -377,11 +394,25 @@ func readInfo(id, path string, dec *zstd.Decoder) (sessionlog.Info, error) {
 		if errors.Is(err, io.EOF) {
 			err = errors.New("empty log (no header line)")
 		}
-		return info, &sessionlog.RecordError{File: path, Line: 1, Err: fmt.Errorf("%w: %v", sessionlog.ErrHeader, err)}
+		return sessionlog.Header{}, 0, &sessionlog.RecordError{File: path, Line: 1, Err: fmt.Errorf("%w: %v", sessionlog.ErrHeader, err)}
 	}
 	h, err := sessionlog.DecodeHeader(line[:len(line)-countNL(line)])
 	if err != nil {
-		return info, &sessionlog.RecordError{File: path, Line: 1, Err: err}
+		return sessionlog.Header{}, 0, &sessionlog.RecordError{File: path, Line: 1, Err: err}
+	}
+	var mtime int64
+	if fi, err := f.Stat(); err == nil {
+		mtime = fi.ModTime().UnixMilli()
+	}
+	return h, mtime, nil
+}
+
+// readInfo reads the header line of one log file.
+func readInfo(id, path string, dec *zstd.Decoder) (sessionlog.Info, error) {
+	info := sessionlog.Info{ID: id, Location: path}
+	h, mtime, err := readHeader(path, dec)
+	if err != nil {
+		return info, err
 	}
 	if h.ID != id {
 		return info, &sessionlog.RecordError{File: path, Line: 1,
@@ -391,10 +422,7 @@ func readInfo(id, path string, dec *zstd.Decoder) (sessionlog.Info, error) {
 	if c, ok := h.Child(); ok {
 		info.Parent = c.Parent
 	}
-	info.UpdatedAt = h.CreatedAt
-	if fi, err := f.Stat(); err == nil {
-		info.UpdatedAt = max(info.UpdatedAt, fi.ModTime().UnixMilli())
-	}
+	info.UpdatedAt = max(h.CreatedAt, mtime)
 	return info, nil
 }
 

@@ -351,6 +351,7 @@ func verify(_ context.Context, files []string, session string, stdout io.Writer)
 		return err
 	}
 	var errs []error
+	var verified []pairLog
 	for _, f := range files {
 		sessions := []string{session}
 		if session == "" && isSQLite(f) {
@@ -377,10 +378,13 @@ func verify(_ context.Context, files []string, session string, stdout io.Writer)
 				note += fmt.Sprintf("; unfinished turn (repair would add %s)", plural(len(c), "closer"))
 			}
 			fmt.Fprintf(stdout, "%s: ok, %s%s\n", l.file, plural(lg.Len(), "event"), note)
+			if !isSQLite(f) {
+				verified = append(verified, pairLog{f, l.header, lg.Events()})
+			}
 		}
 	}
 	if session == "" {
-		errs = append(errs, verifyPairing(files, stdout))
+		errs = append(errs, verifyPairing(verified, stdout))
 	}
 	return errors.Join(errs...)
 }
@@ -598,12 +602,12 @@ func children(path, parent string) []child {
 			if f == path {
 				continue
 			}
-			d, err := jsonl.ReadFile(f)
+			h, err := jsonl.ReadHeader(f)
 			if err != nil {
 				continue
 			}
-			if c, ok := d.Header.Child(); ok && c.Parent == parent {
-				found = append(found, child{d.Header.ID, f, d.Header.CreatedAt})
+			if c, ok := h.Child(); ok && c.Parent == parent {
+				found = append(found, child{h.ID, f, h.CreatedAt})
 			}
 		}
 	}

@@ -38,6 +38,13 @@ func expandDirs(files []string) ([]string, error) {
 	return out, nil
 }
 
+// pairLog is a log verify read: its path, header and events.
+type pairLog struct {
+	path   string
+	header sessionlog.Header
+	events []sessionlog.Event
+}
+
 // subCall is one delegation of a parent: a subagent or subagent_fork
 // call, or an agent a workflow run started.
 type subCall struct {
@@ -55,33 +62,22 @@ type subCall struct {
 // first seedLength events are the parent's, ending before the call. Log
 // times are not used: recordings may have rewritten them. It prints one
 // line per parent with children.
-func verifyPairing(files []string, stdout io.Writer) error {
-	type logFile struct {
-		path string
-		d    *jsonl.Decoded
-	}
+func verifyPairing(logs []pairLog, stdout io.Writer) error {
 	// Logs are linked within their folder: a folder is one store (or
 	// one fixture), and ids may repeat across folders.
 	key := func(path, id string) string { return filepath.Dir(path) + "\x00" + id }
-	byID := map[string]logFile{}
+	byID := map[string]pairLog{}
 	var order []string
-	for _, f := range files {
-		if isSQLite(f) {
-			continue
-		}
-		d, err := jsonl.ReadFile(f)
-		if err != nil {
-			continue // reported by verify
-		}
-		k := key(f, d.Header.ID)
-		byID[k] = logFile{f, d}
+	for _, l := range logs {
+		k := key(l.path, l.header.ID)
+		byID[k] = l
 		order = append(order, k)
 	}
-	kids := map[string][]logFile{}
+	kids := map[string][]pairLog{}
 	var errs []error
 	for _, k := range order {
 		lf := byID[k]
-		c, ok := lf.d.Header.Child()
+		c, ok := lf.header.Child()
 		if !ok {
 			continue
 		}
@@ -98,20 +94,20 @@ func verifyPairing(files []string, stdout io.Writer) error {
 			continue
 		}
 		parent := byID[pk]
-		pid := parent.d.Header.ID
-		slices.SortFunc(children, func(a, b logFile) int {
-			if a.d.Header.CreatedAt != b.d.Header.CreatedAt {
-				return int(a.d.Header.CreatedAt - b.d.Header.CreatedAt)
+		pid := parent.header.ID
+		slices.SortFunc(children, func(a, b pairLog) int {
+			if a.header.CreatedAt != b.header.CreatedAt {
+				return int(a.header.CreatedAt - b.header.CreatedAt)
 			}
-			return strings.Compare(a.d.Header.ID, b.d.Header.ID)
+			return strings.Compare(a.header.ID, b.header.ID)
 		})
-		calls := subagentCalls(parent.d.Events)
+		calls := subagentCalls(parent.events)
 		bad := len(errs)
 		if len(children) > len(calls) {
 			errs = append(errs, fmt.Errorf("%s: %s, but the parent %s made %s", parent.path, plural(len(children), "subagent log"), pid, plural(len(calls), "subagent call")))
 		}
 		for k, ch := range children[:min(len(children), len(calls))] {
-			c, _ := ch.d.Header.Child()
+			c, _ := ch.header.Child()
 			call := calls[k]
 			switch {
 			case call.fork != (c.SeedLength > 0):
@@ -122,7 +118,7 @@ func verifyPairing(files []string, stdout io.Writer) error {
 			case c.SeedLength > call.seq:
 				errs = append(errs, fmt.Errorf("%s: the fork copied %d events, past its call at the parent's seq %d", ch.path, c.SeedLength, call.seq))
 			case c.SeedLength > 0:
-				if err := sameSeed(parent.d.Events, ch.d.Events, c.SeedLength); err != nil {
+				if err := sameSeed(parent.events, ch.events, c.SeedLength); err != nil {
 					errs = append(errs, fmt.Errorf("%s: the fork's seed: %w", ch.path, err))
 				}
 			}
