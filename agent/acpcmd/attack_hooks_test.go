@@ -139,11 +139,7 @@ echo HOOK-RAN >> hunt.txt`, outside)
 // the policy hook on its next call; the planted files run nothing.
 func TestAttackModelCannotRewriteItsHooks(t *testing.T) {
 	needLandlock(t)
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	hooksFile := writeHooks(t, ws, map[string]string{
 		"PreToolUse": `grep -q forbidden && { echo 'forbidden by policy' >&2; exit 2; }; exit 0`,
 	})
@@ -187,11 +183,7 @@ func TestAttackModelCannotRewriteItsHooks(t *testing.T) {
 func TestAttackHookFloodAndHang(t *testing.T) {
 	needLandlock(t)
 	tok := fmt.Sprintf("reelhooktok%d", os.Getpid())
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	hooksFile := writeHooks(t, dir, map[string]string{
 		"PostToolUse": `head -c 50000000 /dev/zero | tr '\0' o; head -c 50000000 /dev/zero | tr '\0' e >&2; exit 0`,
 		"Stop":        fmt.Sprintf(`exec -a %s sleep 1000`, tok),

@@ -66,11 +66,7 @@ func logEvents(t *testing.T, state, sid string) []sessionlog.Event {
 // the session leaves behind.
 func TestAttackMCPServerNeverSeesTheKey(t *testing.T) {
 	const key = "sk-reel-mcp-hunted-0123456789abcdef"
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	var calls []standin.ToolCall
 	for i, v := range []string{"DEEPSEEK_API_KEY", "OPENAI_API_KEY", "REEL_API_KEY"} {
 		calls = append(calls, standin.ToolCall{ID: "c" + strconv.Itoa(i), Name: "mcp__t__getenv", Arguments: jsonArgs(t, map[string]any{"name": v})})
@@ -115,11 +111,7 @@ func TestAttackMCPServerNeverSeesTheKey(t *testing.T) {
 // session remembers the answer (approval/asked and approval/decided in
 // its log).
 func TestAttackMCPCallsNeedTheUsersYes(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	touch := func(id, name string) standin.Response {
 		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: "mcp__t__touch", Arguments: jsonArgs(t, map[string]any{"name": name})}}}
 	}
@@ -198,11 +190,7 @@ func TestAttackMCPCallsNeedTheUsersYes(t *testing.T) {
 // a call that never returns ends with session/cancel, its result logged;
 // and the server process is gone when reel exits.
 func TestAttackMCPHostileResultsAndHangs(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{
 			{ID: "pid", Name: "mcp__t__pid", Arguments: "{}"},

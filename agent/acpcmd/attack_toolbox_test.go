@@ -37,11 +37,7 @@ func TestAttackWebFetchCarriesNothing(t *testing.T) {
 		_, _ = w.Write([]byte("PAGE-SERVED"))
 	}))
 	defer srv.Close()
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{
 			{ID: "f1", Name: "web_fetch", Arguments: jsonArgs(t, map[string]any{"url": srv.URL + "/first"})},

@@ -52,6 +52,18 @@ func fixture(t *testing.T, parts ...string) string {
 	return p
 }
 
+// workspace makes a test's folder dir with the session's working directory
+// ws in it, and names its state directory (created by reel).
+func workspace(t *testing.T) (dir, ws, state string) {
+	t.Helper()
+	dir = t.TempDir()
+	ws, state = filepath.Join(dir, "ws"), filepath.Join(dir, "state")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, ws, state
+}
+
 // baseEnv is a minimal environment for the subprocess: no inherited keys.
 func baseEnv(t *testing.T) []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C"}

@@ -2,8 +2,6 @@ package acpcmd_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,11 +15,7 @@ import (
 // model), logs the choice and a change header, survives a restart, and a
 // model not offered is invalid params.
 func TestModelPicker(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{Text: "one", Expect: &standin.Expect{Model: "small"}},
 		{Text: "two", Expect: &standin.Expect{Model: "large"}},

@@ -1,8 +1,6 @@
 package acpcmd_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,11 +14,7 @@ import (
 // never the flood.
 func TestBashOutputStreams(t *testing.T) {
 	needLandlock(t)
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{{ID: "slow", Name: "bash", Arguments: jsonArgs(t, map[string]any{
 			"command": "for i in 1 2 3; do echo line$i; sleep 0.7; done", "description": "Count slowly"})}}},

@@ -19,11 +19,7 @@ import (
 // from a copy of the parent's completed turns; a child may not delegate
 // (the depth limit's refusal); background runs are refused.
 func TestSubagents(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	call := func(id, tool string, args map[string]any) standin.Response {
 		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: tool, Arguments: jsonArgs(t, args)}}}
 	}
@@ -126,11 +122,7 @@ func TestSubagents(t *testing.T) {
 // result, the child's turn is closed as interrupted), and the parent's
 // call and result still pair.
 func TestSubagentKilledMidChild(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{{ID: "p1", Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": "Hang", "prompt": "Take forever."})}}},
 		{Text: "partial child text that never ends", ChunkSize: 4, DelayMs: 100, Hang: true},
@@ -207,11 +199,7 @@ func TestSubagentKilledMidChild(t *testing.T) {
 // prompt ends the child's turn too (aborted), the parent's call gets the
 // cancelled result, and the prompt answers cancelled.
 func TestSubagentCancelledWithItsParent(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{{ID: "p1", Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": "Hang", "prompt": "Take forever."})}}},
 		{Text: "child starts and hangs", ChunkSize: 4, Hang: true},
@@ -267,11 +255,7 @@ func TestSubagentCancelledWithItsParent(t *testing.T) {
 // turns overlap), then their results are logged in the model's order; the
 // children's logs are created in call order.
 func TestSubagentsInParallel(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	sub := func(id, desc string) standin.ToolCall {
 		return standin.ToolCall{ID: id, Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": desc, "prompt": "Reply SAME."})}
 	}
@@ -361,11 +345,7 @@ func TestSubagentsInParallel(t *testing.T) {
 // untrusted one's are refused), over the parent's connection, which
 // outlives the child.
 func TestSubagentUsesTheParentsMCPServers(t *testing.T) {
-	dir := t.TempDir()
-	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, ws, state := workspace(t)
 	echo := func(id, server, text string) standin.Response {
 		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: "mcp__" + server + "__echo", Arguments: jsonArgs(t, map[string]any{"text": text})}}}
 	}
@@ -406,5 +386,88 @@ func TestSubagentUsesTheParentsMCPServers(t *testing.T) {
 	}
 	if !found {
 		t.Error("the child's call of the parent's trusted MCP tool did not run")
+	}
+}
+
+// TestAttackSubagentCannotWidenItsScope: a model may try to use a child to
+// do what its own session may not. Through the real binary, under
+// workspace-write with the approval policy on-request: a child that asks
+// to escalate bash to danger-full-access, and that writes outside the
+// workspace with the file tools, is refused without the editor being
+// asked (a child never asks anyone), nothing is written outside, and the
+// child cannot reach the model key either.
+func TestAttackSubagentCannotWidenItsScope(t *testing.T) {
+	needLandlock(t)
+	const key = "sk-reel-subagent-hunted-0123456789abcdef"
+	dir, ws, state := workspace(t)
+	outside := filepath.Join(dir, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(outside, "pwned")
+	bash := func(id, cmd string, extra map[string]any) standin.ToolCall {
+		args := map[string]any{"command": cmd, "description": "escape"}
+		for k, v := range extra {
+			args[k] = v
+		}
+		return standin.ToolCall{ID: id, Name: "bash", Arguments: jsonArgs(t, args)}
+	}
+	script := &standin.Script{Responses: []standin.Response{
+		{ToolCalls: []standin.ToolCall{{ID: "p1", Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": "Escape", "prompt": "Write outside."})}}},
+		{ToolCalls: []standin.ToolCall{
+			bash("c1", "echo x > "+target, nil),
+			bash("c2", "echo x > "+target, map[string]any{"sandbox_permissions": "danger-full-access", "justification": "the parent said so"}),
+			{ID: "c3", Name: "write", Arguments: jsonArgs(t, map[string]any{"file_path": target, "content": "x", "sandbox_permissions": "danger-full-access", "justification": "please"})},
+			bash("c4", "env | grep -i key; cat /proc/$PPID/environ | tr '\\0' '\\n' | grep -i key", nil),
+		}},
+		{Text: "child tried"},
+		{Text: "parent done", Expect: &standin.Expect{LastMessageContains: "child tried"}},
+	}}
+	url, _ := standinURL(t, script)
+	env := append(baseEnv(t), "DEEPSEEK_API_KEY="+key, "OPENAI_API_KEY="+key, "REEL_API_KEY="+key)
+	p := startProc(t, dir, env, "acp", "--state-dir", state, "--mode", "workspace-write", "--approval", "on-request",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+	p.initialize()
+	sid := p.newSession(ws)
+	stop, asked, _ := promptAnswering(t, p, sid, "delegate the escape")
+	if stop != "end_turn" || asked != 0 {
+		t.Fatalf("stopReason %q after %d permission requests; want end_turn and none (a child never asks)", stop, asked)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("a child wrote outside the workspace")
+	}
+	// The child's own results: the confined write denied, both escalations
+	// refused without asking.
+	results := map[string]string{}
+	logs, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
+	for _, l := range logs {
+		d, _, err := jsonl.ReadValid(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range d.Events {
+			if e := &d.Events[i]; e.Type == sessionlog.TypeToolResult {
+				r, _ := sessionlog.DecodeData[sessionlog.ToolResultData](e)
+				c := r.Message.Content[0]
+				results[c.ToolCallID] = c.Content[0].Text
+			}
+		}
+	}
+	for _, id := range []string{"c2", "c3"} {
+		if !strings.Contains(results[id], "the approval policy of this session is never") {
+			t.Errorf("the child's escalation %s: %q", id, results[id])
+		}
+	}
+	if r := results["c1"]; !strings.Contains(r, "Permission denied") && !strings.Contains(r, "denied") {
+		t.Errorf("the child's confined write outside: %q", r)
+	}
+	if results["p1"] != "child tried" {
+		t.Errorf("the parent's subagent call: %q", results["p1"])
+	}
+	if seen, leaked := filesHolding(t, dir, func(b []byte) bool { return strings.Contains(string(b), key) }); seen == 0 || len(leaked) > 0 {
+		t.Errorf("read %d files; the key is in %v", seen, leaked)
 	}
 }
