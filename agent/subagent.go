@@ -162,9 +162,16 @@ func closedChan() chan struct{} {
 // with the text it had written.
 func childResult(child *Session) tools.Result {
 	child.mu.Lock()
-	evs := child.log.Log().Events()
+	lg := child.log.Log()
+	evs := lg.Events()
+	// The copied turns of a fork (and its session/end-seed) are the
+	// parent's, not the child's output.
+	own := 0
+	if c, _ := lg.Header().Child(); c.SeedLength > 0 {
+		own = c.SeedLength + 1
+	}
 	kind, text := "", ""
-	for i := len(evs) - 1; i >= 0 && (kind == "" || text == ""); i-- {
+	for i := len(evs) - 1; i >= own && (kind == "" || text == ""); i-- {
 		e := &evs[i]
 		switch e.Type {
 		case sessionlog.TypeTurnEnd:
@@ -182,9 +189,6 @@ func childResult(child *Session) tools.Result {
 					text = m.Text()
 				}
 			}
-		case sessionlog.TypeEndSeed:
-			// The copied turns are the parent's, not the child's output.
-			i = 0
 		}
 	}
 	child.mu.Unlock()

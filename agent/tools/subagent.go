@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 )
 
 // Delegation is one call of the subagent tools: a child agent to run on
@@ -119,9 +118,6 @@ func (s Subagent) Describe(args json.RawMessage) (string, Kind, []Location) {
 	return s.Name() + ": " + a.Description, KindThink, nil
 }
 
-// errNoDelegator is the failure of a subagent call without a Delegator.
-var errNoDelegator = errors.New("subagents are not available in this session")
-
 // Run delegates the task (Env.Delegator) and returns the child's result.
 func (s Subagent) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, error) {
 	a, err := ParseSubagentArgs(s.Name(), raw)
@@ -133,7 +129,7 @@ func (s Subagent) Run(ctx context.Context, env *Env, raw json.RawMessage) (Resul
 		return errorResult(title, kind, nil, "Error: run_in_background is not supported by reel yet: call "+s.Name()+" without it (or with false) to wait for the child's result"), nil
 	}
 	if env == nil || env.Delegator == nil {
-		return errorResult(title, kind, nil, "Error: "+errNoDelegator.Error()), nil
+		return errorResult(title, kind, nil, "Error: subagents are not available in this session"), nil
 	}
 	res, err := env.Delegator.Delegate(ctx, Delegation{Fork: s.Fork, Description: a.Description, Prompt: a.Prompt, CallID: env.CallID})
 	res.Kind, res.Title = kind, title

@@ -48,7 +48,7 @@ func connect(events []sessionlog.Event, req agent.MCPRequest) (agent.MCPConnecti
 		}
 	}
 	if req.Prior >= len(starts) {
-		return nil, fmt.Errorf("mcp replay: the session connects MCP servers for the %s time, but its recording has %d mcp/connect record(s)", ordinal(req.Prior+1), len(starts))
+		return nil, fmt.Errorf("mcp replay: the session makes its connection %d to MCP servers, but its recording has %d mcp/connect record(s)", req.Prior+1, len(starts))
 	}
 	at := starts[req.Prior]
 	end := len(events)
@@ -209,20 +209,4 @@ func (t *tool) Run(_ context.Context, env *tools.Env, args json.RawMessage) (too
 		res.Text, res.IsError = rc.text, rc.isErr
 	}
 	return res, nil
-}
-
-// ordinal is 1st, 2nd, 3rd, 4th, ….
-func ordinal(n int) string {
-	suffix := "th"
-	if n%100 < 11 || n%100 > 13 {
-		switch n % 10 {
-		case 1:
-			suffix = "st"
-		case 2:
-			suffix = "nd"
-		case 3:
-			suffix = "rd"
-		}
-	}
-	return fmt.Sprint(n) + suffix
 }

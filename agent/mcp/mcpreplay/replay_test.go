@@ -86,7 +86,7 @@ func TestReplayedConnectRefusals(t *testing.T) {
 		want string
 	}{
 		{agent.MCPRequest{Servers: servers[:1]}, "the session connects [t (stdio)], but the recording (seq 0) connected [t (stdio), dead (stdio)]"},
-		{agent.MCPRequest{Servers: servers, Prior: 1}, "for the 2nd time, but its recording has 1 mcp/connect record(s)"},
+		{agent.MCPRequest{Servers: servers, Prior: 1}, "makes its connection 2 to MCP servers, but its recording has 1 mcp/connect record(s)"},
 		{agent.MCPRequest{Servers: servers, Session: 1}, "session 2 connects MCP servers, but only 1 recorded log(s) were given"},
 	} {
 		if _, err := c.Connect(context.Background(), tt.req); err == nil || !strings.Contains(err.Error(), tt.want) {
