@@ -126,6 +126,14 @@ type Config struct {
 	// NetworkOff refuses web_fetch (the user started reel with the
 	// network off for its tools).
 	NetworkOff bool
+	// ChildAfterTurn makes a background child's first turn wait until
+	// its parent has no turn in progress, and HoldForChildren keeps a
+	// session's prompt unanswered (and its next-step messages, a report,
+	// waiting) while a background child it started is running. Both make
+	// the order of a parent's and its children's work deterministic for
+	// recording and replay (the reference suite's fences); neither is for
+	// everyday use.
+	ChildAfterTurn, HoldForChildren bool
 	// MaxSubagentDepth is how deep subagents may nest (0:
 	// DefaultMaxSubagentDepth): a child of depth d may start children only
 	// while d+1 is at most this.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm/replay"
@@ -41,6 +42,8 @@ type Engine struct {
 	// lastChild is the createdAt of the last child session (childCreatedAt).
 	lastChild int64
 	closed    bool
+	// shutting is set when Close begins: no inbox starts a turn then.
+	shutting atomic.Bool
 }
 
 // New returns an engine for cfg.
@@ -298,12 +301,24 @@ func (e *Engine) Sessions(ctx context.Context, cwd string) iter.Seq[SessionInfo]
 	}
 }
 
-// CloseSession stops the session's background jobs, closes its log and
-// forgets it. A session running a prompt is not closed (ErrBusy).
+// CloseSession stops the session's background jobs and background
+// children (theirs first), closes its log and forgets it. A session
+// running a prompt is not closed (ErrBusy); a turn its inbox started is
+// cancelled.
 func (e *Engine) CloseSession(id string) error {
 	s, err := e.Session(id)
 	if err != nil {
 		return err
+	}
+	s.mu.Lock()
+	busy := s.busy
+	if !busy {
+		s.ts.quiet = true
+	}
+	s.mu.Unlock()
+	if !busy {
+		e.drainKids(s)
+		s.stopInbox()
 	}
 	if err := s.close(true); err != nil {
 		return err
@@ -319,6 +334,7 @@ func (e *Engine) CloseSession(id string) error {
 // a prompt still running when its log closes fails its last writes. After
 // Close the engine opens no session.
 func (e *Engine) Close() error {
+	e.shutting.Store(true)
 	e.mu.Lock()
 	e.closed = true
 	live := make([]*Session, 0, len(e.sessions))
@@ -326,6 +342,19 @@ func (e *Engine) Close() error {
 		live = append(live, s)
 	}
 	e.mu.Unlock()
+	// The turns inboxes started (background children's among them) end
+	// first, writing their turn ends, before any log closes.
+	for _, s := range live {
+		s.mu.Lock()
+		s.ts.quiet = true
+		if s.ts.bgCancel != nil {
+			s.ts.bgCancel()
+		}
+		s.mu.Unlock()
+	}
+	for _, s := range live {
+		s.stopInbox()
+	}
 	// A title call still running gets a moment to land (agent/title.go).
 	settleTitles(live)
 	// Sessions are closed outside e.mu: a session's lock is never taken
@@ -354,7 +383,8 @@ func toolSet(cfg Config, escalation bool) *tools.Set {
 // toolSetWith is toolSet followed by extra (a session's MCP tools).
 func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, error) {
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
-	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true})
+	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true},
+		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
 	return tools.NewSet(append(list, extra...)...)
 }
 

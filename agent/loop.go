@@ -77,7 +77,9 @@ func (r *run) step(ctx context.Context, step int, pending []sessionlog.UserMessa
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeStepStart, stepData, nil, nil); err != nil {
 		return r.failed(ctx, err), false
 	}
-	end, more = r.stepBody(ctx, step, pending)
+	// Messages for the next step (a background child's report or notice)
+	// join the turn here.
+	end, more = r.stepBody(ctx, step, append(s.claimStep(), pending...))
 	// step/end is written even when the step's context was cancelled.
 	wctx, cancel := closing(ctx)
 	defer cancel()

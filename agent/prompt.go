@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -61,9 +62,15 @@ func (e *Engine) systemPrompt(cwd string, mode sandbox.Mode, approval string) st
 // send under mode and approval.
 func (s *Session) assembleHeader(mode sandbox.Mode, approval string) sessionlog.RequestHeader {
 	e := s.eng
+	system := e.systemPrompt(s.cwd, mode, approval)
+	s.mu.Lock()
+	if s.background {
+		system += "\n## Background subagent\n\n" + tools.ReportSection + "\n"
+	}
+	s.mu.Unlock()
 	return sessionlog.RequestHeader{
 		Config: s.requestContext().AppendJSON(nil),
-		System: e.systemPrompt(s.cwd, mode, approval),
+		System: system,
 		Tools:  s.toolsFor(mode).Schemas(),
 	}
 }

@@ -86,6 +86,19 @@ type Session struct {
 
 	// title is the session's title work (agent/title.go).
 	title titleState
+
+	// ts is the session's inbox and turn loop (agent/inbox.go), guarded
+	// by mu; kids are its background children (agent/continuable.go).
+	ts   turnState
+	kids kids
+	// For a background child: parentSess is the session that started it
+	// (report's target), background offers it the report tool and its
+	// system prompt section, and afterTurnOf, until its first activation
+	// starts, is the parent whose turn it waits for
+	// (Config.ChildAfterTurn). All guarded by mu.
+	parentSess  *Session
+	background  bool
+	afterTurnOf *Session
 }
 
 // fileObservations is a session's tools.Observations.
@@ -254,6 +267,8 @@ func (s *Session) lastTurn() int {
 // engine's own guard, for every caller; the ACP adapter also refuses a
 // second session/prompt at the frame level (with the same words), because
 // the SDK would cancel the running prompt before the engine could refuse.
+// A turn the inbox started is not a prompt: a prompt waits for it
+// (Session.acquire).
 func (s *Session) begin() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -56,6 +56,9 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 		e.log.Error("cannot start a subagent", "session", parent.id, "err", err)
 		return fail("Error: subagent run failed: " + err.Error())
 	}
+	if del.Background {
+		return e.startBackground(ctx, parent, del, depth, child), nil
+	}
 	defer func() {
 		if err := e.CloseSession(child.id); err != nil {
 			e.log.Warn("closing a subagent", "session", child.id, "err", err)
@@ -81,7 +84,9 @@ func (e *Engine) maxDepth() int {
 // the parent, its depth and (a fork) how many parent events it copied;
 // then the copy and session/end-seed, the approval policy never and the
 // parent's mode, both with source "delegation". Its descriptor is written
-// when its first step starts.
+// when its first step starts. A background child's log begins, as dsh's
+// does, with its descriptor and session/end-seed, then the parent's mode
+// and the approval policy; it is offered the report tool.
 func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Delegation, depth int, mode sandbox.Mode) (*Session, error) {
 	var seed []sessionlog.Event
 	if del.Fork {
@@ -95,7 +100,7 @@ func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Deleg
 		}
 		parent.mu.Unlock()
 	}
-	id := e.newID()
+	id := e.childID()
 	h := sessionlog.NewChildHeader(id, e.childCreatedAt(), parent.cwd, sessionlog.ChildHeader{Parent: parent.id, SeedLength: len(seed), Depth: depth})
 	w, err := e.cfg.Store.Create(ctx, h)
 	if err != nil {
@@ -128,8 +133,11 @@ func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Deleg
 	if del.Fork {
 		provider = sessionlog.SubagentFork
 	}
-	child.descriptor = &sessionlog.SubagentDescriptorData{Version: 2, Mode: sessionlog.SubagentOneShot, Provider: provider, Label: del.Description}
 	now := e.now()
+	if del.Background {
+		return child, e.openBackground(ctx, parent, child, del, mode, now)
+	}
+	child.descriptor = &sessionlog.SubagentDescriptorData{Version: 2, Mode: sessionlog.SubagentOneShot, Provider: provider, Label: del.Description}
 	if len(seed) > 0 {
 		if _, err := child.emit(ctx, now, sessionlog.TypeEndSeed, sessionlog.EndSeedData{}, nil, nil); err != nil {
 			return nil, e.abandon(child, err)
@@ -148,6 +156,53 @@ func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Deleg
 	}
 	child.started = closedChan()
 	return child, nil
+}
+
+// openBackground writes the creation seed of a background child: its
+// descriptor, session/end-seed, the delegated mode and approval policy.
+func (e *Engine) openBackground(ctx context.Context, parent, child *Session, del tools.Delegation, mode sandbox.Mode, now int64) error {
+	d := sessionlog.SubagentDescriptorData{Version: 2, Mode: sessionlog.SubagentContinuable, Provider: sessionlog.SubagentSpawn,
+		Label: del.Description, AgentProvider: e.cfg.Provider, AgentModel: parent.model()}
+	for _, ev := range []struct {
+		typ string
+		p   sessionlog.Payload
+	}{
+		{sessionlog.TypeSubagentDescriptor, d},
+		{sessionlog.TypeEndSeed, sessionlog.EndSeedData{}},
+		{sessionlog.TypeSandboxMode, sessionlog.SandboxModeData{Mode: string(mode), Source: "delegation"}},
+		{sessionlog.TypeApprovalPolicy, sessionlog.ApprovalPolicyData{Policy: ApprovalNever, Source: "delegation"}},
+	} {
+		if _, err := child.emit(ctx, now, ev.typ, ev.p, nil, nil); err != nil {
+			return e.abandon(child, err)
+		}
+	}
+	if err := child.checkpoint(ctx); err != nil {
+		return e.abandon(child, err)
+	}
+	if err := e.asBackgroundChild(child, parent); err != nil {
+		return e.abandon(child, err)
+	}
+	child.started = closedChan()
+	return nil
+}
+
+// recordedIDs is implemented by Models that replay recorded sessions:
+// the id the index-th session opened in this process had when recorded.
+type recordedIDs interface{ RecordedID(index int) string }
+
+// childID is a new child's id: its recording's under replay, so that the
+// recorded texts naming it (started subagent <id>) and the model's
+// arguments (send_message) hold; else a new one.
+func (e *Engine) childID() string {
+	if r, ok := e.cfg.Models.(recordedIDs); ok {
+		e.mu.Lock()
+		next := e.opened
+		e.mu.Unlock()
+		if id := r.RecordedID(next); id != "" {
+			return id
+		}
+	}
+	return e.newID()
 }
 
 // closedChan is a closed channel: a child runs no SessionStart hooks.

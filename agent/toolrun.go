@@ -244,6 +244,7 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 	env := r.toolEnv(mode)
 	env.CallID = call.ID
 	env.Delegator = delegator{r}
+	env.Coordinator = coordinator{r}
 	wctx := context.WithoutCancel(ctx)
 	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, call.ID, output) }
 	res, err = r.runContained(ctx, tool, env, call.Arguments)

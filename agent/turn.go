@@ -48,14 +48,50 @@ func isCompactPrompt(prompt []Content) bool {
 // aborted (StopCancelled); the turn end is written either way. An error
 // means the turn failed: a *ModelError for a failed model call, an error
 // matching ErrBusy or ErrInvalid for a refused prompt, else a log failure.
+//
+// The prompt is answered when the session is quiescent: a turn its inbox
+// started (a background child's notice) runs to its end first, and the
+// messages that arrived during the prompt's turn get their turns (also
+// reported to c) before Prompt returns (agent/inbox.go).
 func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopReason, error) {
 	if err := s.begin(); err != nil {
 		return "", err
 	}
 	defer s.end()
-	// A title call still running from the previous turn finishes (or is
-	// cancelled) first, so its records never interleave with this turn's.
-	s.settleTitle(time.Now().Add(titleGrace))
+	if err := s.acquire(ctx); err != nil {
+		if ctx.Err() != nil {
+			return StopCancelled, nil
+		}
+		return "", err
+	}
+	s.mu.Lock()
+	s.ts.quiet = false
+	s.mu.Unlock()
+	s.settleTitle(titleDeadline())
+	stop, err := s.turn(ctx, c, prompt, nil)
+	for {
+		msgs, ok := s.nextInboxTurn(ctx)
+		if !ok {
+			break
+		}
+		if _, terr := s.turn(ctx, c, nil, msgs); terr != nil {
+			s.eng.log.Warn("a turn the inbox started failed", "session", s.id, "err", terr)
+		}
+	}
+	return stop, err
+}
+
+// titleDeadline is how long a turn waits for the previous turn's title
+// call: a title call still running finishes (or is cancelled) first, so
+// its records never interleave with the turn's.
+func titleDeadline() time.Time { return time.Now().Add(titleGrace) }
+
+// timeAfter is time.After (a name for the waits bounded by closeTimeout).
+func timeAfter(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// turn runs one turn of the session (holding it): a prompt's, or, with
+// prompt nil, one on the messages msgs its inbox holds.
+func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []sessionlog.UserMessage) (StopReason, error) {
 	r := &run{s: s, e: s.eng, c: c.withDefaults(), turn: s.lastTurn() + 1}
 	r.showNotices(ctx)
 	started, err := s.waitStarted(ctx)
@@ -65,13 +101,18 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeTurnStart, sessionlog.TurnData{Turn: r.turn}, nil, nil); err != nil {
 		return "", err
 	}
+	s.turnStarted()
 	var end turnEnd
-	if isCompactPrompt(prompt) {
+	switch {
+	case prompt == nil:
+		end = r.steps(ctx, append(r.enterHookContext(ctx, started...), msgs...))
+	case isCompactPrompt(prompt):
 		end = r.compactCommand(ctx)
-	} else {
+	default:
 		end = r.promptTurn(ctx, prompt, started)
 	}
 	stop, err := r.finish(ctx, end)
+	s.turnEnded()
 	if err == nil {
 		r.afterTurn(ctx)
 	}

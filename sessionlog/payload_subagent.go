@@ -16,13 +16,14 @@ const (
 
 // The descriptor's modes and providers.
 const (
-	SubagentOneShot = "one-shot"
-	SubagentSpawn   = "spawn"
-	SubagentFork    = "fork"
+	SubagentOneShot     = "one-shot"
+	SubagentContinuable = "continuable"
+	SubagentSpawn       = "spawn"
+	SubagentFork        = "fork"
 )
 
 // SubagentDescriptorData is the data of subagent/descriptor: Version 2,
-// Mode (SubagentOneShot; dsh also writes "continuable"), Provider
+// Mode (SubagentOneShot, or SubagentContinuable: a background child), Provider
 // (SubagentSpawn: a fresh child; SubagentFork: seeded with the parent's
 // turns), Label, the caller's description of the task, and for a
 // continuable child the model route it runs on (AgentProvider,

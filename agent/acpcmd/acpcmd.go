@@ -64,11 +64,13 @@ type Options struct {
 	Mode           string
 	Approval       string
 	Invariant      bool
-	LogLevel       string
-	MaxTokens      int
-	SessionID      string
-	ContextWindow  int
-	WriteTimeout   time.Duration
+	// ChildAfterTurn and HoldForChildren are agent.Config's.
+	ChildAfterTurn, HoldForChildren bool
+	LogLevel                        string
+	MaxTokens                       int
+	SessionID                       string
+	ContextWindow                   int
+	WriteTimeout                    time.Duration
 	// Network is "on" (confined commands may use the network) or "off"
 	// (TCP connect and bind denied by Landlock; fails closed below ABI 4).
 	Network string
@@ -170,6 +172,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Mode, "mode", string(sandbox.WorkspaceWrite), "default sandbox mode: read-only, workspace-write, danger-full-access")
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
+	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.BoolVar(&o.HoldForChildren, "debug-hold-for-children", false, "a prompt is answered, and a report is taken, only once the background subagents the session started have settled (deterministic recordings)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "model context window in tokens; compaction starts at 80% (0: per-model default)")
@@ -376,7 +380,7 @@ func engineConfig(o Options) agent.Config {
 		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
-		MCPTrusted: o.MCPTrust,
+		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
@@ -439,7 +443,21 @@ const Version = "0.1.0"
 
 // replayScripts holds one script per session, in opening order, and each
 // session's title-call script.
-type replayScripts struct{ scripts, titles [][]replay.Entry }
+type replayScripts struct {
+	scripts, titles [][]replay.Entry
+	// ids are the recorded logs' session ids.
+	ids []string
+}
+
+// RecordedID implements the engine's recordedIDs: a replayed child
+// session takes its recording's id, which the recorded texts and
+// arguments (send_message's subagent_id) name.
+func (r replayScripts) RecordedID(index int) string {
+	if index < len(r.ids) {
+		return r.ids[index]
+	}
+	return ""
+}
 
 // ForSession implements agent.Models.
 func (r replayScripts) ForSession(index int, cwd string, done int) (llm.Provider, error) {
@@ -495,6 +513,7 @@ func replayModels(logs []string, override string) (_ agent.Models, provider, mod
 			return nil, "", "", nil, fmt.Errorf("--replay: %s: %w", path, err)
 		}
 		r.scripts = append(r.scripts, script)
+		r.ids = append(r.ids, d.Header.ID)
 		if i == 0 {
 			if p, m, ok := recordedConfig(d.Events); ok {
 				provider, model = p, m

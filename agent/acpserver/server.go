@@ -301,6 +301,9 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 		srv.logFailure("session/new", err)
 		return acp.NewSessionResponse{}, acpError(err)
 	}
+	// Turns a background child's notice starts report with no prompt
+	// pending: their updates go to this session too.
+	s.SetClient(srv.client(s.ID()))
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
 }
@@ -335,6 +338,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		srv.logFailure("session/load", err)
 		return acp.LoadSessionResponse{}, acpError(err)
 	}
+	s.SetClient(srv.client(s.ID()))
 	s.History(ctx, srv.updates(s.ID()))
 	if t, ok := s.Title(); ok {
 		srv.updates(s.ID()).Title(ctx, t)
@@ -439,9 +443,14 @@ func audioType(mt string) string {
 }
 
 // Cancel implements acp.Agent. The SDK cancels the prompt's context; the
-// engine notices and ends the turn as aborted.
+// engine notices and ends the turn as aborted. A turn running with no
+// prompt pending (a background child's notice) is cancelled too, and the
+// session's background children are interrupted.
 func (srv *Server) Cancel(_ context.Context, p acp.CancelNotification) error {
 	srv.log.Debug("cancel requested", "session", p.SessionId)
+	if s, err := srv.eng.Session(string(p.SessionId)); err == nil {
+		s.Cancel()
+	}
 	return nil
 }
 

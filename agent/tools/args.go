@@ -45,6 +45,14 @@ func argNames(tool string) []string {
 		return []string{"job_id", "reason"}
 	case "job_list":
 		return []string{}
+	case "list_agents":
+		return []string{"scope"}
+	case "send_message":
+		return []string{"subagent_id", "message"}
+	case "interrupt_agent":
+		return []string{"agent_id"}
+	case "report":
+		return []string{"output"}
 	}
 	return nil
 }

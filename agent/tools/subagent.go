@@ -9,14 +9,19 @@ import (
 // Prompt (Description labels it), seeded with the caller's completed turns
 // when Fork is set, for the call CallID.
 type Delegation struct {
-	Fork                bool
+	Fork bool
+	// Background starts a continuable child: the call returns its id at
+	// once, the child works on its own and can be sent further turns
+	// (Coordinator).
+	Background          bool
 	Description, Prompt string
 	CallID              string
 }
 
 // Delegator runs child agents for the subagent tools: it creates the
-// child (its own session and log), runs its turn and returns what the
-// caller's model reads. The engine implements it (Env.Delegator).
+// child (its own session and log), runs its turn (or, Background, starts
+// it) and returns what the caller's model reads. The engine implements it
+// (Env.Delegator).
 type Delegator interface {
 	Delegate(ctx context.Context, d Delegation) (Result, error)
 }
@@ -54,8 +59,10 @@ func ParseSubagentArgs(tool string, raw json.RawMessage) (SubagentArgs, error) {
 // Subagent is the subagent tool (a fresh child) or, with Fork, the
 // subagent_fork tool (a child that starts from the caller's completed
 // turns). The call waits for the child's one turn and returns its final
-// text; the child runs under the caller's sandbox mode, never asks for
-// approval, and may not delegate further than the depth limit.
+// text, or, for subagent with run_in_background true, starts a background
+// child and returns its id; the child runs under the caller's sandbox
+// mode, never asks for approval, and may not delegate further than the
+// depth limit.
 type Subagent struct {
 	// Fork makes it subagent_fork.
 	Fork bool
@@ -95,14 +102,17 @@ func (s Subagent) Schema() Schema {
 	return Schema{
 		Name: "subagent",
 		Description: "Delegate a self-contained task to a fresh child agent that does not see this conversation. " +
-			"This call waits for the subagent and returns its result. " +
+			"By default this call waits for the subagent and returns its result. " +
+			"With run_in_background true it returns the subagent's id at once: the subagent works on its own, " +
+			"you can send it further messages with send_message and list it with list_agents, " +
+			"it hands you its result with its report tool, and you receive a message when it has finished. " +
 			"The child runs under this session's sandbox mode and cannot ask for approval.",
 		Parameters: compactJSON(`{
 			"type": "object",
 			"properties": {
 				"description": {"type": "string", "description": "A short (3-5 word) label of the task."},
 				"prompt": {"type": "string", "description": "The whole task for the child agent: it sees nothing else."},
-				"run_in_background": {"type": "boolean", "description": "Must be false or absent: reel runs every subagent in the foreground and waits for its result."}
+				"run_in_background": {"type": "boolean", "description": "true: start the subagent in the background and return its id at once; false or absent: wait for its result."}
 			},
 			"required": ["description", "prompt"]
 		}`),
@@ -125,13 +135,14 @@ func (s Subagent) Run(ctx context.Context, env *Env, raw json.RawMessage) (Resul
 		return Result{}, err
 	}
 	title, kind, _ := s.Describe(raw)
-	if a.RunInBackground {
-		return errorResult(title, kind, nil, "Error: run_in_background is not supported by reel yet: call "+s.Name()+" without it (or with false) to wait for the child's result"), nil
+	if a.RunInBackground && s.Fork {
+		// The reference's refusal, word for word.
+		return errorResult(title, kind, nil, "Error: run_in_background is disabled for this tool instance (enableRunInBackground: false)"), nil
 	}
 	if env == nil || env.Delegator == nil {
 		return errorResult(title, kind, nil, "Error: subagents are not available in this session"), nil
 	}
-	res, err := env.Delegator.Delegate(ctx, Delegation{Fork: s.Fork, Description: a.Description, Prompt: a.Prompt, CallID: env.CallID})
+	res, err := env.Delegator.Delegate(ctx, Delegation{Fork: s.Fork, Background: a.RunInBackground, Description: a.Description, Prompt: a.Prompt, CallID: env.CallID})
 	res.Kind, res.Title = kind, title
 	return res, err
 }

@@ -169,6 +169,10 @@ type Env struct {
 	// Delegator, when non-nil, runs the child agents of the subagent
 	// tools (the engine); without it they fail.
 	Delegator Delegator
+	// Coordinator, when non-nil, controls the session's background
+	// children for send_message, list_agents, interrupt_agent and report;
+	// without it they fail.
+	Coordinator Coordinator
 	// Progress, when non-nil, receives the output a long-running command
 	// has written so far (its last ProgressBytes, see ProgressEvery),
 	// while it runs; the result still carries the whole output.
