@@ -28,9 +28,9 @@ import (
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
 var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill",
-	// Foreground children only: a background one is its own capability
-	// (needs).
-	"subagent", "subagent_fork"}
+	// Children, foreground and background (continuable), and the tools
+	// that steer the continuable ones.
+	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report"}
 
 // Corpus verdicts.
 const (
@@ -228,9 +228,8 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 }
 
 // needs adds, for one recorded log, the capabilities its own events use
-// that reel lacks: tools outside reel's vocabulary, a background
-// (continuable) subagent, and records of the reference's subagent
-// machinery reel does not write. A child's seed (its first seedLength
+// that reel lacks: tools outside reel's vocabulary and records of the
+// reference's subagent machinery reel does not write. A child's seed (its first seedLength
 // events, copied from its parent) is skipped: the parent's log holds it.
 func needs(d *jsonl.Decoded, add func(format string, args ...any)) error {
 	own := 0
@@ -245,19 +244,12 @@ func needs(d *jsonl.Decoded, add func(format string, args ...any)) error {
 			if err != nil {
 				return err
 			}
-			switch {
-			case tc.Name == "subagent" && !foreground(tc.Arguments):
-				add("uses subagent run_in_background (continuable children)")
-			case !slices.Contains(reelTools, tc.Name):
+			if !slices.Contains(reelTools, tc.Name) {
 				add("uses tool %s", tc.Name)
 			}
 		case e.Type == sessionlog.TypeSubagentDescriptor:
-			var dd struct {
-				Mode string `json:"mode"`
-			}
-			if json.Unmarshal(e.Data, &dd) == nil && dd.Mode != sessionlog.SubagentOneShot {
-				add("uses subagent run_in_background (continuable children)")
-			}
+			// A child's descriptor, one-shot or continuable: reel writes
+			// both.
 		case strings.HasPrefix(e.Type, "tool-workflow/"):
 			add("records workflow runs (tool-workflow events)")
 		case strings.HasPrefix(e.Type, "subagent/"):
@@ -265,16 +257,6 @@ func needs(d *jsonl.Decoded, add func(format string, args ...any)) error {
 		}
 	}
 	return nil
-}
-
-// foreground reports whether a subagent call's arguments ask for a
-// foreground (blocking) child: run_in_background false. The reference's
-// deployment makes an omitted run_in_background a background child.
-func foreground(args string) bool {
-	var a struct {
-		Background *bool `json:"run_in_background"`
-	}
-	return json.Unmarshal([]byte(args), &a) == nil && a.Background != nil && !*a.Background
 }
 
 // unknownOps lists the ops of dir/input.json that reel's step vocabulary
@@ -336,7 +318,8 @@ func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult
 	if !c.TitleModel {
 		args = append(args, "--no-title-model")
 	}
-	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: args, Prepare: c.prepare, PrepareWeb: c.Prep.Web, Env: o.Env, TitleOverride: c.Prep.TitleOverride}
+	r := Runner{Exe: o.Exe, Mode: Replay, ExtraArgs: args, Prepare: c.prepare, PrepareWeb: c.Prep.Web, Env: o.Env, TitleOverride: c.Prep.TitleOverride,
+		SettlementMarker: c.Prep.SettlementMarker}
 	run, runErr := r.Execute(ctx, c.Scenario)
 	if run != nil {
 		res.Wall = run.Wall

@@ -40,6 +40,11 @@ type CorpusPrep struct {
 	// Missing, when set, is what the scenario needs that only the
 	// reference's test suite has (a fault switch): it stays ineligible.
 	Missing string
+	// SettlementMarker is the file the reference suite's settlement-marker
+	// fixture writes into the cwd when a background subagent settles, which
+	// a waitForFile step of the scenario awaits: the harness awaits the
+	// settlement notice in the session logs instead (logwait.go).
+	SettlementMarker string
 	// TitleOverride says the scenario's replay.override.json holds the
 	// title model's stream, not the conversation's: reel serves it to its
 	// title call (--replay-title-override) and derives the conversation
@@ -98,6 +103,33 @@ var CorpusPreps = map[string]CorpusPrep{
 			"(title-replay/title-model) fed by replay.override.json, while the conversation's replay reads an override file " +
 			"that does not exist, so it is derived from the log; reel serves the override to its title call likewise",
 		TitleOverride: true,
+	},
+	"subagent-report": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/subagent-report.cordis.yml (its sibling " +
+			"subagent-report.cordis.snapshot.yml under replay), which loads " +
+			"tests/fixtures/subagent-report-fence.ts: the child's steps wait until the parent's turn 1 ended, and the parent, " +
+			"idle after turn 1, is held in maintenance until the child's settlement notice is in its inbox, so the report and " +
+			"the notice are both claimed by parent turn 2 and prompt 1 is answered after it; reel's --debug-hold-for-children " +
+			"holds the prompt's answer, and does not let the report wake the parent, while a background child it started runs " +
+			"(the child-after-turn fence is the harness's --debug-child-after-turn, given to every run)",
+		Args: []string{"--debug-hold-for-children"},
+	},
+	"subagent-continuable-inheritance": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/subagent-continuable-inheritance.cordis.yml (its sibling " +
+			"subagent-continuable-inheritance.cordis.snapshot.yml under replay), which loads tests/fixtures/parent-sandbox-override.ts: " +
+			"every root session is switched to read-only when it is created (the parent's sandbox/mode event at seq 0), and the " +
+			"background child inherits it (its sandbox/mode with source delegation); reel starts the root session with --mode " +
+			"read-only. The child's first step after the parent's spawning turn ended is natural timing there, " +
+			"--debug-child-after-turn (given to every run) in reel",
+		Args: []string{"--mode", "read-only"},
+	},
+	"subagent-list-agents": {
+		Source: "acp.snapshot.ts runs it with the default snapshot configuration, whose replay config loads " +
+			"tests/fixtures/subagent-settlement-marker.ts in every scenario: on each subagent/end it writes " +
+			".dsh-snapshot-subagent-settled into the cwd, which the scenario's waitForFile step awaits; reel's harness " +
+			"awaits that marker as the settlement notice in the parent's log instead (logwait.go), and the following " +
+			"waitForTurnStart 2 and waitForTurnEnd wait for the turn the notice starts",
+		SettlementMarker: SettlementMarker,
 	},
 	"subagent-published-run-failure": {
 		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/subagent-durability-failure.cordis.yml and " +

@@ -61,6 +61,11 @@ type Runner struct {
 	// TitleOverride serves the scenario's replay.override.json to the
 	// title call (--replay-title-override) instead of the conversation.
 	TitleOverride bool
+	// SettlementMarker, when set, is a file a waitForFile step awaits as
+	// the reference suite's settlement marker: the step waits for a
+	// background subagent's settlement notice in the session logs (or the
+	// file).
+	SettlementMarker string
 }
 
 // Run is the outcome of running one scenario.
@@ -357,7 +362,11 @@ func hookArgs(cwd string) []string {
 // opening order (replayOrder): in replay mode each one's recorded log is
 // given with --replay, a child's after the sessions opened before it.
 func (d *driver) start(ctx context.Context, order []int) error {
-	args := []string{"acp", "--state-dir", d.run.StateDir, "--log-level", "debug", "--debug-invariant"}
+	// --debug-child-after-turn: a background subagent's first turn waits
+	// for its parent's turn to end, the order every continuable recording
+	// shows (docs/subagents-reference.md, section 5.3), so records and
+	// replays do not depend on timing.
+	args := []string{"acp", "--state-dir", d.run.StateDir, "--log-level", "debug", "--debug-invariant", "--debug-child-after-turn"}
 	args = append(args, d.r.ExtraArgs...)
 	args = append(args, hookArgs(d.run.Cwd)...)
 	if d.sc.Input.Mode != "" {
@@ -478,7 +487,11 @@ func (d *driver) sessionID(idx int) (string, error) {
 
 func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 	for i, st := range steps {
-		sctx, cancel := context.WithTimeout(ctx, d.timeout())
+		timeout := d.timeout()
+		if st.TimeoutMs > 0 {
+			timeout = time.Duration(st.TimeoutMs) * time.Millisecond
+		}
+		sctx, cancel := context.WithTimeout(ctx, timeout)
 		err := st.Run(sctx, d)
 		if err == nil && (st.IsPrompt() || st.Op == scenario.OpWaitForTurnEnd) {
 			// A title call the turn started lands before the next step
@@ -628,21 +641,8 @@ func (d *driver) Cancel(ctx context.Context, st scenario.Step) error {
 	return d.p.client.Notify(ctx, "session/cancel", map[string]any{"sessionId": id})
 }
 
-// WaitForTurnEnd waits for the prompts sent without waiting to be answered.
-func (d *driver) WaitForTurnEnd(ctx context.Context, _ scenario.Step) error {
-	return d.waitPending(ctx)
-}
-
-// WaitForTurnStart waits for the next session/update.
-func (d *driver) WaitForTurnStart(ctx context.Context, _ scenario.Step) error {
-	_, err := d.p.client.WaitFor(ctx, func(n rpcclient.Notification) bool { return n.Method == "session/update" })
-	return err
-}
-
-// WaitForFile waits until Path exists in the run's cwd.
-func (d *driver) WaitForFile(ctx context.Context, st scenario.Step) error {
-	return waitForFile(ctx, filepath.Join(d.run.Cwd, filepath.FromSlash(st.Path)))
-}
+// WaitForTurnStart, WaitForTurnEnd, WaitForSubagentTurnEnd and WaitForFile
+// read the session logs (logwait.go).
 
 // sendPrompt sends session/prompt and waits for its answer.
 func (d *driver) sendPrompt(ctx context.Context, st scenario.Step) (string, error) {

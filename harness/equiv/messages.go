@@ -32,6 +32,9 @@ type source struct {
 	Form         string `json:"form"`
 	Summary      string `json:"summary"`
 	CompactionID string `json:"compactionId"`
+	// SenderSessionID is the session a relay or notice comes from (a
+	// background child's to its parent, the parent's to a child).
+	SenderSessionID string `json:"senderSessionId"`
 }
 
 // fixtureCompactionID marks the surface rewrite a test-only plugin of the
@@ -90,8 +93,29 @@ var MessageRules = []MessageRule{
 		identity: func(*userFact) string { return "summary" },
 	},
 	{
+		Class:    "subagent-report",
+		Source:   "`{\"kind\":\"subagent-report\"}`: a background child's `report`, relayed to its parent (`Background subagent <id> reported:` and the output)",
+		Compared: relayCompared,
+		match:    func(s *source) bool { return s.Kind == "subagent-report" },
+		identity: relayIdentity,
+	},
+	{
+		Class:    "subagent-settled",
+		Source:   "`{\"kind\":\"subagent-settled\"}`: the notice a parent gets when a background child settles (`Background subagent <id> finished …`, `Its closing message:` and the child's last text)",
+		Compared: relayCompared,
+		match:    func(s *source) bool { return s.Kind == "subagent-settled" },
+		identity: relayIdentity,
+	},
+	{
+		Class:    "coordinator",
+		Source:   "`{\"kind\":\"coordinator\"}`: a parent's `send_message`, relayed to the background child as its next turn's prompt",
+		Compared: relayCompared,
+		match:    func(s *source) bool { return s.Kind == "coordinator" },
+		identity: relayIdentity,
+	},
+	{
 		Class:    "other",
-		Source:   "any other source (hooks, subagent notices, skill catalogs, …)",
+		Source:   "any other source (hooks, skill catalogs, …)",
 		Compared: "count, order, source kind (and plugin) and text",
 		match:    func(*source) bool { return true },
 		identity: func(u *userFact) string {
@@ -99,6 +123,17 @@ var MessageRules = []MessageRule{
 			return s.Kind + "/" + s.Plugin + ": " + strings.Join(u.Parts, "")
 		},
 	},
+}
+
+// relayCompared is what is compared of the messages between a parent and
+// its background children.
+const relayCompared = "count, order, the turn and step it enters at, the sender (`senderSessionId`) and the text, a boundary between text blocks counting as a line break"
+
+// relayIdentity is a relay's or notice's sender and text, its blocks
+// joined as lines: one system may send as separate blocks what the other
+// sends as lines of one.
+func relayIdentity(u *userFact) string {
+	return "from " + sourceOf(u).SenderSessionID + ": " + strings.Join(u.Parts, "\n")
 }
 
 // sourceOf decodes a message's source.

@@ -3,6 +3,7 @@ package equiv
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -22,7 +23,10 @@ func TestClassify(t *testing.T) {
 		{Seq: 23, Source: src(`{"kind":"agent-instructions","baseline":true}`), Parts: []string{baseline, nested}},
 		{Seq: 30, Source: src(`{"kind":"plugin","plugin":"repeat-tool-reminder","summary":"todo_write × 3"}`), Parts: []string{"You called todo_write 3 times."}},
 		{Seq: 31, Source: src(`{"kind":"compaction"}`), Parts: []string{"summary"}},
-		{Seq: 32, Source: src(`{"kind":"subagent-report"}`), Parts: []string{"report"}},
+		{Seq: 32, Source: src(`{"kind":"subagent-report","form":"relay","senderSessionId":"c1"}`), Parts: []string{"Background subagent c1 reported:", "OK"}},
+		{Seq: 33, Source: src(`{"kind":"subagent-settled","form":"notice","senderSessionId":"c1"}`), Parts: []string{"Background subagent c1 finished.", "Its closing message:", "Done."}},
+		{Seq: 34, Source: src(`{"kind":"coordinator","form":"relay","senderSessionId":"p"}`), Parts: []string{"Go on."}},
+		{Seq: 35, Source: src(`{"kind":"hook","plugin":"x"}`), Parts: []string{"a", "b"}},
 	}
 	f := &facts{users: users, userAt: map[int]*userFact{}}
 	for _, u := range users {
@@ -40,7 +44,10 @@ func TestClassify(t *testing.T) {
 		{"instructions", "nested/AGENTS.md: Nested snapshot instruction."},
 		{"repeat-reminder", "todo_write × 3"},
 		{"compaction", "summary"},
-		{"other", "subagent-report/: report"},
+		{"subagent-report", "from c1: Background subagent c1 reported:\nOK"},
+		{"subagent-settled", "from c1: Background subagent c1 finished.\nIts closing message:\nDone."},
+		{"coordinator", "from p: Go on."},
+		{"other", "hook/x: ab"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("visible messages:\n got  %q\n want %q", got, want)
@@ -73,5 +80,49 @@ func TestInstructionFiles(t *testing.T) {
 		if got := instructionFiles(c.parts); !slices.Equal(got, c.want) {
 			t.Errorf("instructionFiles(%q) = %q, want %q", c.parts, got, c.want)
 		}
+	}
+}
+
+// TestRelayMessages compares the messages between a parent and its
+// background children: the same text in blocks or in lines of one block
+// agrees; another sender, another text, another step, a missing notice
+// or two notices in swapped order do not.
+func TestRelayMessages(t *testing.T) {
+	settled := func(seq, turn, step int, sender string, parts ...string) *userFact {
+		return &userFact{Seq: seq, Turn: turn, Step: step, Source: json.RawMessage(`{"kind":"subagent-settled","form":"notice","senderSessionId":"` + sender + `"}`), Parts: parts}
+	}
+	report := func(seq, turn, step int, parts ...string) *userFact {
+		return &userFact{Seq: seq, Turn: turn, Step: step, Source: json.RawMessage(`{"kind":"subagent-report","form":"relay","senderSessionId":"c1"}`), Parts: parts}
+	}
+	notice := []string{"Background subagent c1 finished and will do no further work unless you send it more.", "Its closing message:", "CHILD_OK"}
+	want := []*userFact{report(33, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK"), settled(34, 2, 1, "c1", notice...)}
+	cases := []struct {
+		name string
+		got  []*userFact
+		diff string // "" when equivalent, else a word of the difference
+	}{
+		{"same", []*userFact{report(20, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK"), settled(21, 2, 1, "c1", notice...)}, ""},
+		{"lines of one block", []*userFact{report(20, 2, 1, "Background subagent c1 reported:\nCHILD_REPORT_OK"), settled(21, 2, 1, "c1", strings.Join(notice, "\n"))}, ""},
+		{"another closing text", []*userFact{report(20, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK"), settled(21, 2, 1, "c1", notice[0], notice[1], "OTHER")}, "subagent-settled message differs"},
+		{"another sender", []*userFact{report(20, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK"), settled(21, 2, 1, "c2", notice...)}, "subagent-settled message differs"},
+		{"another step", []*userFact{report(20, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK"), settled(21, 3, 1, "c1", notice...)}, "enters at another step"},
+		{"swapped", []*userFact{settled(20, 2, 1, "c1", notice...), report(21, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK")}, "class"},
+		{"notice missing", []*userFact{report(20, 2, 1, "Background subagent c1 reported:", "CHILD_REPORT_OK")}, "1 subagent-report"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wf, gf := &facts{users: want}, &facts{users: c.got}
+			classify(wf)
+			classify(gf)
+			r := &Report{Want: "recording", Got: "reel"}
+			checkMessages(&cmp{r: r, want: wf, got: gf, count: map[string]int{}})
+			lines := strings.Join(r.Lines(), "\n")
+			switch {
+			case c.diff == "" && lines != "":
+				t.Errorf("want equivalent, got:\n%s", lines)
+			case c.diff != "" && !strings.Contains(lines, c.diff):
+				t.Errorf("want a difference naming %q, got:\n%s", c.diff, lines)
+			}
+		})
 	}
 }

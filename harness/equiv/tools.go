@@ -126,6 +126,30 @@ var ToolRules = []ToolRule{
 		essence:    subagentEssence,
 	},
 	{
+		Tool:       "send_message",
+		Compared:   "the child the turn was queued for (the message is compared with every call's arguments; a refusal, such as an unknown id, by isError only)",
+		Normalized: "none: both answer `message queued as the next turn for subagent <id>`",
+		essence:    sendMessageEssence,
+	},
+	{
+		Tool:       "list_agents",
+		Compared:   "the lines, in order: each child's id, status (`running`, `idle`, `ready`) and label; `(no subagents)`",
+		Normalized: "the lines' trailing blanks and the result's trailing empty lines",
+		essence:    listAgentsEssence,
+	},
+	{
+		Tool:       "report",
+		Compared:   "that the report was accepted",
+		Normalized: "the id of the parent's message the text names (each system mints its own)",
+		essence:    reportEssence,
+	},
+	{
+		Tool:       "interrupt_agent",
+		Compared:   "the agent the interrupt was requested for",
+		Normalized: "none: both answer `interrupt requested for agent <id>`",
+		essence:    interruptEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",

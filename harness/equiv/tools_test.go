@@ -96,6 +96,23 @@ func TestToolEssence(t *testing.T) {
 		{"edit all", "edit", "The file a.txt has been updated. All occurrences were successfully replaced.", "Edited {{cwd}}/a.txt: replaced 3 occurrences", true},
 		{"edit other path", "edit", "The file a.txt has been updated successfully.", "Edited b.txt: replaced 1 occurrence", false},
 		{"todo", "todo_write", "Updated todo list: 1 pending, 2 in progress, 0 completed.", "Updated todo list: 1 pending, 2 in progress, 0 completed.", true},
+		{"subagent background start", "subagent", "started subagent 33333333-3333-4333-8333-333333333333", "started subagent 33333333-3333-4333-8333-333333333333", true},
+		{"subagent background start, other child", "subagent", "started subagent 33333333-3333-4333-8333-333333333333", "started subagent 44444444-4444-4444-8444-444444444444", false},
+		{"subagent background start against a final text", "subagent", "started subagent 33333333-3333-4333-8333-333333333333", "CHILD_OK", false},
+		{"send_message", "send_message", "message queued as the next turn for subagent 33333333-3333-4333-8333-333333333333", "message queued as the next turn for subagent 33333333-3333-4333-8333-333333333333\n", true},
+		{"send_message other child", "send_message", "message queued as the next turn for subagent 33333333-3333-4333-8333-333333333333", "message queued as the next turn for subagent 22222222-2222-4222-8222-222222222222", false},
+		{"list_agents", "list_agents", "33333333-3333-4333-8333-333333333333 [ready] — Reply with CHILD_OK", "33333333-3333-4333-8333-333333333333 [ready] — Reply with CHILD_OK \n", true},
+		{"list_agents other status", "list_agents", "33333333-3333-4333-8333-333333333333 [ready] — Reply with CHILD_OK", "33333333-3333-4333-8333-333333333333 [idle] — Reply with CHILD_OK", false},
+		{"list_agents other label", "list_agents", "c1 [ready] — Reply with CHILD_OK", "c1 [ready] — Reply with CHILD", false},
+		{"list_agents order", "list_agents", "c1 [ready] — a\nc2 [running] — b", "c2 [running] — b\nc1 [ready] — a", false},
+		{"list_agents one missing", "list_agents", "c1 [ready] — a\nc2 [running] — b", "c1 [ready] — a", false},
+		{"list_agents none", "list_agents", "(no subagents)", "(no subagents)\n", true},
+		{"list_agents none against one", "list_agents", "(no subagents)", "c1 [ready] — a", false},
+		{"list_agents descendants", "list_agents", "c1 [idle] parent=p depth=1 — a", "c1 [idle] parent=p depth=1 — a", true},
+		{"list_agents diagnostic", "list_agents", "c1 [diagnostic: corrupt]", "c1 [diagnostic: unavailable]", false},
+		{"report", "report", "report accepted by the agent that started you as message 87627538-d804-4d36-bb10-4768b6fcfb65", "report accepted by the agent that started you as message ec024a7a-5506-4ebf-a9d8-82ce01dc88b4", true},
+		{"interrupt_agent", "interrupt_agent", "interrupt requested for agent c1", "interrupt requested for agent c1", true},
+		{"interrupt_agent other agent", "interrupt_agent", "interrupt requested for agent c1", "interrupt requested for agent c2", false},
 		{"todo other counts", "todo_write", "Updated todo list: 1 pending, 2 in progress, 0 completed.", "Updated todo list: 0 pending, 2 in progress, 1 completed.", false},
 	}
 	for _, c := range cases {
@@ -143,6 +160,14 @@ func TestToolEssenceRefuses(t *testing.T) {
 		{"write", "<path>p</path>\n<type>file</type>\n<content>\nsomething\n</content>"},
 		{"edit", "ok"},
 		{"todo_write", "ok"},
+		{"send_message", "message queued"},
+		{"send_message", "Error: subagent \"x\" is unavailable"},
+		{"list_agents", ""},
+		{"list_agents", "CHILD_OK"},
+		{"list_agents", "c1 [ready] — a\nnot an entry"},
+		{"report", "report accepted"},
+		{"report", "ok"},
+		{"interrupt_agent", "interrupted"},
 	}
 	for _, c := range cases {
 		if e, ok := toolRule(c.tool).essence(c.text, nil); ok {
@@ -154,7 +179,8 @@ func TestToolEssenceRefuses(t *testing.T) {
 // TestToolRulesDocumented keeps the table complete: every reel tool has a
 // documented row.
 func TestToolRulesDocumented(t *testing.T) {
-	for _, name := range []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write"} {
+	for _, name := range []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write",
+		"subagent", "subagent_fork", "send_message", "list_agents", "report", "interrupt_agent"} {
 		r := toolRule(name)
 		if r == nil || r.Compared == "" || r.Normalized == "" || r.essence == nil {
 			t.Errorf("tool %s has no complete row in ToolRules", name)

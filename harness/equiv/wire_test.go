@@ -2,6 +2,7 @@ package equiv
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -54,6 +55,51 @@ func TestParseWire(t *testing.T) {
 			}
 			if w.Trailing != c.trailing {
 				t.Errorf("trailing %q, want %q", w.Trailing, c.trailing)
+			}
+		})
+	}
+}
+
+// TestWireNoticeTurns compares the wire of runs with turns a background
+// subagent's notice started: their agent text after the last answer, or
+// between two answers, is compared like any other, so a run whose notice
+// turn is missing, or whose prompt is answered before the notice turn,
+// differs.
+func TestWireNoticeTurns(t *testing.T) {
+	chunk := func(text string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}` + "\n"
+	}
+	answer := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"stopReason":"end_turn"}}` + "\n"
+	}
+	head := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}` + "\n"
+	// subagent-continuable-inheritance: the notice turn runs after the
+	// prompt was answered, with no request pending.
+	inheritance := head + chunk("DONE") + answer("3") + chunk("SUBAGENT_SETTLED_NOTED")
+	// subagent-report: the parent is held until the notice turn ended, so
+	// the answer follows it.
+	report := head + chunk("STARTED") + chunk("SUBAGENT_SETTLED_NOTED") + answer("3") + chunk("CHILD_REPORT_OK") + answer("4")
+	cases := []struct {
+		name, want, got string
+		diff            string // "" when equivalent, else a word of the difference
+	}{
+		{"notice turn after the answer", inheritance, inheritance, ""},
+		{"notice text in two chunks", inheritance, head + chunk("DONE") + answer("3") + chunk("SUBAGENT_") + chunk("SETTLED_NOTED"), ""},
+		{"notice turn missing", inheritance, head + chunk("DONE") + answer("3"), "after the last answer"},
+		{"notice turn before the answer", inheritance, head + chunk("DONE") + chunk("SUBAGENT_SETTLED_NOTED") + answer("3"), "before answer 3"},
+		{"held answer", report, report, ""},
+		{"answer not held", report, head + chunk("STARTED") + answer("3") + chunk("SUBAGENT_SETTLED_NOTED") + chunk("CHILD_REPORT_OK") + answer("4"), "before answer 3"},
+		{"held answer, notice turn missing", report, head + chunk("STARTED") + answer("3") + chunk("CHILD_REPORT_OK") + answer("4"), "before answer 3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Compare(&Side{Label: "recording", Wire: []byte(c.want)}, &Side{Label: "reel", Wire: []byte(c.got)}, Options{})
+			lines := strings.Join(r.Lines(), "\n")
+			switch {
+			case c.diff == "" && r.Verdict() != Equivalent:
+				t.Errorf("want equivalent, got %s:\n%s%v", r.Verdict(), lines, r.Unchecked)
+			case c.diff != "" && !strings.Contains(lines, c.diff):
+				t.Errorf("want a difference naming %q, got:\n%s", c.diff, lines)
 			}
 		})
 	}

@@ -23,6 +23,7 @@ const (
 	fWaitForText = "waitForText"
 	fMinimumTurn = "minimumTurn"
 	fChild       = "child"
+	fTimeoutMs   = "timeoutMs"
 	fSession     = "session"
 	fMode        = "mode"
 	fExpectError = "expectError"
@@ -31,7 +32,7 @@ const (
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fSession, fMode, fExpectError}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -54,6 +55,9 @@ type Step struct {
 	MinimumTurn int
 	// Child selects a child session (1-based) for OpWaitForSubagentTurnEnd.
 	Child int
+	// TimeoutMs bounds a wait op, in milliseconds, instead of the harness's
+	// step timeout.
+	TimeoutMs int
 	// Session selects the target session by creation index (default 0).
 	Session int
 	// Mode is the session mode id for OpSetMode.
@@ -118,6 +122,8 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v, present = s.MinimumTurn, present || s.MinimumTurn != 0
 		case fChild:
 			v, present = s.Child, present || s.Child != 0
+		case fTimeoutMs:
+			v, present = s.TimeoutMs, present || s.TimeoutMs != 0
 		case fSession:
 			v, present = s.Session, present || s.Session != 0
 		case fMode:
@@ -451,6 +457,8 @@ func step(v strictjson.Value) (Step, error) {
 			s.MinimumTurn, err = m.Value.Int(1)
 		case fChild:
 			s.Child, err = m.Value.Int(1)
+		case fTimeoutMs:
+			s.TimeoutMs, err = m.Value.Int(1)
 		case fSession:
 			s.Session, err = m.Value.Int(0)
 		case fMode:

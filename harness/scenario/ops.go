@@ -29,19 +29,24 @@ const (
 	// OpPromptAndWaitForAgentMessage sends a prompt and waits until the
 	// agent's streamed message text contains WaitForText.
 	OpPromptAndWaitForAgentMessage Op = "promptAndWaitForAgentMessage"
-	// OpWaitForTurnEnd waits for the pending prompt of the session to end.
+	// OpWaitForTurnEnd waits for the pending prompts of the session to be
+	// answered and for its log to hold no open turn (a turn the agent
+	// started by itself, e.g. for a background subagent's notice, ends
+	// with no prompt pending).
 	OpWaitForTurnEnd Op = "waitForTurnEnd"
-	// OpWaitForTurnStart waits until the session has started turn
-	// MinimumTurn (turns the agent starts by itself, e.g. after a
-	// background subagent settles).
+	// OpWaitForTurnStart waits until the session's log has started turn
+	// MinimumTurn or a later one (turns the agent starts by itself, e.g.
+	// after a background subagent settles).
 	OpWaitForTurnStart Op = "waitForTurnStart"
 	// OpWaitForFile waits until Path exists in the run's cwd.
 	OpWaitForFile Op = "waitForFile"
 	// OpWaitForTitleAfterTurnEnd waits for the session title that some
 	// agents derive after a turn has ended.
 	OpWaitForTitleAfterTurnEnd Op = "waitForTitleAfterTurnEnd"
-	// OpWaitForSubagentTurnEnd waits for a child session (Child, 1-based;
-	// 0 = any) to end turn MinimumTurn (0 = any turn).
+	// OpWaitForSubagentTurnEnd waits until child session Child (1-based
+	// in fixture order; absent = 1) has ended turn MinimumTurn (absent =
+	// 1) or a later one after model work of its own, and has no open
+	// turn.
 	OpWaitForSubagentTurnEnd Op = "waitForSubagentTurnEnd"
 	// OpLoadSession restarts the agent as a fresh process and sends
 	// "session/load" for session Session (with ExpectError, the load must
@@ -80,6 +85,8 @@ type Driver interface {
 	WaitForFile(ctx context.Context, st Step) error
 	// WaitForTitleAfterTurnEnd runs OpWaitForTitleAfterTurnEnd.
 	WaitForTitleAfterTurnEnd(ctx context.Context, st Step) error
+	// WaitForSubagentTurnEnd runs OpWaitForSubagentTurnEnd.
+	WaitForSubagentTurnEnd(ctx context.Context, st Step) error
 	// LoadSession runs OpLoadSession.
 	LoadSession(ctx context.Context, st Step) error
 	// SetMode runs OpSetMode.
@@ -127,16 +134,16 @@ var vocabulary = []opSpec{
 		doc: "sends a prompt, waits until `waitForFile.path` exists in the run's cwd, then sends `session/cancel`"},
 	{op: OpPromptAndWaitForAgentMessage, required: []string{fText, fWaitForText}, optional: []string{fSession}, prompt: true, run: Driver.PromptAndWaitForAgentMessage,
 		doc: "sends a prompt and waits until the agent's streamed text contains `waitForText`"},
-	{op: OpWaitForTurnEnd, optional: []string{fSession}, run: Driver.WaitForTurnEnd,
-		doc: "waits for the session's pending prompt to end"},
-	{op: OpWaitForTurnStart, required: []string{fMinimumTurn}, optional: []string{fSession}, run: Driver.WaitForTurnStart,
-		doc: "waits until the session has started turn `minimumTurn` (1-based; a turn the agent starts by itself)"},
-	{op: OpWaitForFile, required: []string{fPath}, run: Driver.WaitForFile,
-		doc: "waits until `path` exists in the run's cwd"},
-	{op: OpWaitForTitleAfterTurnEnd, optional: []string{fSession}, run: Driver.WaitForTitleAfterTurnEnd,
+	{op: OpWaitForTurnEnd, optional: []string{fSession, fTimeoutMs}, run: Driver.WaitForTurnEnd,
+		doc: "waits for the session's pending prompts to be answered and for its log to hold no open turn (the last `turn/start` followed by a `turn/end`), so a turn the agent started by itself with no prompt pending has ended too"},
+	{op: OpWaitForTurnStart, optional: []string{fMinimumTurn, fSession, fTimeoutMs}, run: Driver.WaitForTurnStart,
+		doc: "waits until the session's log has a `turn/start` numbered `minimumTurn` (1-based; absent = 1) or higher, open or already ended — a turn the agent starts by itself, e.g. for a background subagent's notice"},
+	{op: OpWaitForFile, required: []string{fPath}, optional: []string{fTimeoutMs}, run: Driver.WaitForFile,
+		doc: "waits until `path` exists in the run's cwd (a corpus scenario awaiting the reference suite's settlement marker `.dsh-snapshot-subagent-settled` waits for a background subagent's settlement notice in the session logs instead: its preparation, below)"},
+	{op: OpWaitForTitleAfterTurnEnd, optional: []string{fSession, fTimeoutMs}, run: Driver.WaitForTitleAfterTurnEnd,
 		doc: "waits for the session's pending prompt to end, then for a `session/title` on its log after the last `turn/end` and the `session_info_update` carrying that title on the wire"},
-	{op: OpWaitForSubagentTurnEnd, optional: []string{fSession, fChild, fMinimumTurn},
-		doc: "waits for child session `child` (1-based; absent = any) to end turn `minimumTurn` (absent = any)"},
+	{op: OpWaitForSubagentTurnEnd, optional: []string{fChild, fMinimumTurn, fTimeoutMs}, run: Driver.WaitForSubagentTurnEnd,
+		doc: "waits until child session `child` (1-based, in fixture order: by creation; absent = 1) has a `turn/end` numbered `minimumTurn` (absent = 1) or higher, a `request/header` after its last `subagent/descriptor` (model work of its own) and no open turn"},
 	{op: OpLoadSession, optional: []string{fSession, fExpectError}, run: Driver.LoadSession,
 		doc: "restarts the agent as a fresh process and sends `session/load`; with `expectError: true` the response must be a JSON-RPC error (a refused log) and the process keeps serving"},
 	{op: OpSetMode, required: []string{fMode}, optional: []string{fSession}, run: Driver.SetMode,

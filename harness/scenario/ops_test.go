@@ -38,6 +38,9 @@ func (r *recorder) WaitForFile(_ context.Context, st Step) error { return r.note
 func (r *recorder) WaitForTitleAfterTurnEnd(_ context.Context, st Step) error {
 	return r.note("WaitForTitleAfterTurnEnd", st)
 }
+func (r *recorder) WaitForSubagentTurnEnd(_ context.Context, st Step) error {
+	return r.note("WaitForSubagentTurnEnd", st)
+}
 func (r *recorder) LoadSession(_ context.Context, st Step) error { return r.note("LoadSession", st) }
 func (r *recorder) SetMode(_ context.Context, st Step) error     { return r.note("SetMode", st) }
 func (r *recorder) Cancel(_ context.Context, st Step) error      { return r.note("Cancel", st) }
@@ -62,7 +65,7 @@ func TestStepRun(t *testing.T) {
 		OpWaitForTurnStart:             "WaitForTurnStart",
 		OpWaitForFile:                  "WaitForFile",
 		OpWaitForTitleAfterTurnEnd:     "WaitForTitleAfterTurnEnd",
-		OpWaitForSubagentTurnEnd:       "",
+		OpWaitForSubagentTurnEnd:       "WaitForSubagentTurnEnd",
 		OpLoadSession:                  "LoadSession",
 		OpSetMode:                      "SetMode",
 		OpCancel:                       "Cancel",
