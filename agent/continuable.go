@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -25,6 +26,13 @@ import (
 // a result to the parent at its next step. A later send_message loads a
 // released child again and starts a new activation. The texts are the
 // reference system's (docs/subagents-reference.md, sections 2-5).
+
+// maxBackgroundSubagents bounds the background children of one session
+// running at a time; maxReportBytes bounds one report's output.
+const (
+	maxBackgroundSubagents = 4
+	maxReportBytes         = 64 << 10
+)
 
 // kids are a session's background children; mu guards the list and the
 // kids' fields. Lock order: a session's kids.mu before any session's mu.
@@ -51,6 +59,20 @@ type kid struct {
 // running is the number of running kids.
 func (k *kids) running() int { return int(k.n.Load()) }
 
+// reserve counts a new running kid unless maxBackgroundSubagents are
+// running; startBackground then adds it already running.
+func (k *kids) reserve() bool {
+	for {
+		n := k.n.Load()
+		if n >= maxBackgroundSubagents {
+			return false
+		}
+		if k.n.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // setRunning marks k running or not (with kids.mu held).
 func (k *kids) setRunning(c *kid, on bool) {
 	if c.running != on {
@@ -76,11 +98,11 @@ func (k *kids) find(id string) *kid {
 // startBackground creates a background child for d and hands it its
 // prompt (Delegate's background path).
 func (e *Engine) startBackground(ctx context.Context, parent *Session, del tools.Delegation, depth int, child *Session) tools.Result {
-	k := &kid{id: child.id, label: del.Description, createdAt: child.log.Log().Header().CreatedAt, sess: child}
+	// Running already: Delegate reserved it (kids.reserve).
+	k := &kid{id: child.id, label: del.Description, createdAt: child.log.Log().Header().CreatedAt, sess: child, running: true}
 	parent.kids.mu.Lock()
 	defer parent.kids.mu.Unlock()
 	parent.kids.list = append(parent.kids.list, k)
-	parent.kids.setRunning(k, true)
 	e.adopt(parent, k, child)
 	if e.cfg.ChildAfterTurn {
 		child.mu.Lock()
@@ -105,8 +127,8 @@ func (e *Engine) adopt(parent *Session, k *kid, child *Session) {
 	child.mu.Unlock()
 }
 
-// waitForParentTurn holds a background child's first activation until
-// its parent's turn ended (Config.ChildAfterTurn).
+// waitForParentTurn holds a background child's activation until the
+// turn of its parent that started it ended (Config.ChildAfterTurn).
 func (s *Session) waitForParentTurn(ctx context.Context) {
 	s.mu.Lock()
 	p := s.afterTurnOf
@@ -297,6 +319,14 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 		ID:      e.newID(),
 	}
 	s.kids.setRunning(k, true)
+	if e.cfg.ChildAfterTurn {
+		// A new activation waits for the sender's turn, as the first did.
+		k.sess.mu.Lock()
+		if !k.sess.ts.turning {
+			k.sess.afterTurnOf = s
+		}
+		k.sess.mu.Unlock()
+	}
 	if !k.sess.deliver(msg, nextTurn, true) {
 		return unavailableKid(id), nil
 	}
@@ -484,6 +514,14 @@ func (c coordinator) Report(_ context.Context, output string) (tools.Result, err
 	fail := tools.Result{Text: "Error: direct parent is not live; report was not delivered", IsError: true}
 	if parent == nil {
 		return fail, nil
+	}
+	if len(output) > maxReportBytes {
+		// A child's report is a message in its parent's context: bounded.
+		cut := maxReportBytes
+		for cut > 0 && !utf8.RuneStart(output[cut]) {
+			cut--
+		}
+		output = output[:cut] + fmt.Sprintf("\n[report cut: %d more bytes were not delivered]", len(output)-cut)
 	}
 	msg := sessionlog.UserMessage{
 		Content: []sessionlog.ContentPart{sessionlog.TextPart(fmt.Sprintf("Background subagent %s reported:", s.id)), sessionlog.TextPart(output)},

@@ -50,8 +50,17 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 	if err := order.wait(ctx); err != nil {
 		return fail("Error: subagent run was cancelled")
 	}
+	if del.Background && !parent.kids.reserve() {
+		// A model must not be able to start children without bound.
+		order.created()
+		return fail(fmt.Sprintf("Error: %d background subagents of this session are already running; "+
+			"wait for one to finish (you receive a message when it does) or stop one with interrupt_agent", maxBackgroundSubagents))
+	}
 	child, err := e.openChild(ctx, parent, del, depth, mode)
 	order.created()
+	if err != nil && del.Background {
+		parent.kids.n.Add(-1) // the reservation
+	}
 	if err != nil {
 		e.log.Error("cannot start a subagent", "session", parent.id, "err", err)
 		return fail("Error: subagent run failed: " + err.Error())

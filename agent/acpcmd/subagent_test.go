@@ -17,7 +17,8 @@ import (
 // approval policy never and the parent's mode, a descriptor before its
 // first step) and returns the child's final text; a fork child starts
 // from a copy of the parent's completed turns; a child may not delegate
-// (the depth limit's refusal); background runs are refused.
+// (the depth limit's refusal); a fork cannot run in the background (the
+// reference's refusal).
 func TestSubagents(t *testing.T) {
 	dir, ws, state := workspace(t)
 	call := func(id, tool string, args map[string]any) standin.Response {
@@ -29,11 +30,11 @@ func TestSubagents(t *testing.T) {
 		call("p1", "subagent", map[string]any{"description": "Say alpha", "prompt": "Reply ALPHA.", "run_in_background": false}),
 		call("c1", "subagent", map[string]any{"description": "Nested", "prompt": "x"}),
 		{Text: "ALPHA", Expect: &standin.Expect{LastMessageContains: "exceeds maxDepth 1"}},
-		// Then a fork, then a background run.
+		// Then a fork, which cannot run in the background.
 		call("p2", "subagent_fork", map[string]any{"description": "Fork it", "prompt": "What did the first turn say?"}),
 		{Text: "It said turn one done.", Expect: &standin.Expect{LastUserContains: "What did the first turn say?"}},
-		call("p3", "subagent", map[string]any{"description": "Bg", "prompt": "x", "run_in_background": true}),
-		{Text: "parent done", Expect: &standin.Expect{LastMessageContains: "run_in_background is not supported"}},
+		call("p3", "subagent_fork", map[string]any{"description": "Bg", "prompt": "x", "run_in_background": true}),
+		{Text: "parent done", Expect: &standin.Expect{LastMessageContains: "run_in_background is disabled"}},
 	}}
 	url, _ := standinURL(t, script)
 	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
@@ -64,7 +65,7 @@ func TestSubagents(t *testing.T) {
 			results[c.ToolCallID] = c.Content[0].Text
 		}
 	}
-	want := map[string]string{"p1": "ALPHA", "p2": "It said turn one done.", "p3": "Error: run_in_background is not supported by reel yet: call subagent without it (or with false) to wait for the child's result"}
+	want := map[string]string{"p1": "ALPHA", "p2": "It said turn one done.", "p3": "Error: run_in_background is disabled for this tool instance (enableRunInBackground: false)"}
 	for id, w := range want {
 		if results[id] != w {
 			t.Errorf("result of %s = %q, want %q", id, results[id], w)

@@ -55,7 +55,9 @@ type Response struct {
 	Expect      *Expect     `json:"expect,omitempty"`
 }
 
-// ToolCall is one tool call the model makes.
+// ToolCall is one tool call the model makes. In Arguments,
+// SubagentPlaceholder stands for the id of the background subagent the
+// conversation started last (see SubagentPlaceholder).
 type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`

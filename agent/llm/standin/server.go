@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -231,7 +232,7 @@ func (s *Server) serveN(w http.ResponseWriter, r *http.Request, n int, body []by
 	if !req.Stream {
 		return http.StatusBadRequest, fmt.Sprintf("standin: request %d: only streaming requests are served (set \"stream\": true)", n)
 	}
-	resp := s.script.Responses[n-1]
+	resp := withSubagentID(s.script.Responses[n-1], req)
 	if msg := checkExpect(resp.Expect, req); msg != "" {
 		return http.StatusBadRequest, fmt.Sprintf("standin: request %d: %s", n, msg)
 	}
@@ -240,6 +241,36 @@ func (s *Server) serveN(w http.ResponseWriter, r *http.Request, n int, body []by
 	}
 	streamResponse(r.Context(), w, n, req, resp)
 	return http.StatusOK, ""
+}
+
+// SubagentPlaceholder, in a scripted tool call's arguments, is replaced by
+// the id of the last "started subagent <id>" result in the request: a
+// script can address a background subagent whose id is only known when
+// the agent runs (send_message, interrupt_agent).
+const SubagentPlaceholder = "{{lastSubagentId}}"
+
+// startedSubagent finds the ids of started background subagents.
+var startedSubagent = regexp.MustCompile(`started subagent ([0-9A-Za-z_-]+)`)
+
+// withSubagentID fills SubagentPlaceholder in resp's tool calls; without a
+// started subagent in the request it stays as is.
+func withSubagentID(resp Response, req chatRequest) Response {
+	id := ""
+	for _, m := range req.Messages {
+		if all := startedSubagent.FindAllStringSubmatch(string(m.Content), -1); len(all) > 0 {
+			id = all[len(all)-1][1]
+		}
+	}
+	if id == "" || len(resp.ToolCalls) == 0 {
+		return resp
+	}
+	calls := make([]ToolCall, len(resp.ToolCalls))
+	for i, c := range resp.ToolCalls {
+		c.Arguments = strings.ReplaceAll(c.Arguments, SubagentPlaceholder, id)
+		calls[i] = c
+	}
+	resp.ToolCalls = calls
+	return resp
 }
 
 func checkExpect(e *Expect, req chatRequest) string {
