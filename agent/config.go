@@ -134,6 +134,13 @@ type Config struct {
 	// recording and replay (the reference suite's fences); neither is for
 	// everyday use.
 	ChildAfterTurn, HoldForChildren bool
+	// FailSubagentStart and FailSubagentTurn inject faults into
+	// subagents, for tests of the failure paths (and the reference
+	// suite's recordings of them): a child fails right after its log was
+	// created, before its first turn; or a child's turn numbered
+	// FailSubagentTurn (0: none) ends with an error before its first step.
+	FailSubagentStart bool
+	FailSubagentTurn  int
 	// MaxSubagentDepth is how deep subagents may nest (0:
 	// DefaultMaxSubagentDepth): a child of depth d may start children only
 	// while d+1 is at most this.

@@ -166,8 +166,11 @@ func (s *Session) settle(k *kid) {
 	if s.closed {
 		return
 	}
+	// A busy parent takes it at its next step; so does one the user
+	// cancelled (quiet): the notice joins the next prompt's first step
+	// instead of starting a turn of its own.
 	t := nextTurn
-	if s.busyLocked() {
+	if s.busyLocked() || s.ts.quiet {
 		t = nextStep
 	}
 	s.ts.inbox = append(s.ts.inbox, inboxItem{msg: notice, target: t})

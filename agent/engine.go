@@ -121,8 +121,10 @@ func (e *Engine) NewSession(ctx context.Context, cwd string, opts ...SessionOpti
 	if !filepath.IsAbs(cwd) {
 		return nil, invalid(fmt.Sprintf("cwd %q must be an absolute path", cwd))
 	}
-	id := e.newID()
+	// Under replay a session takes its recording's id: the recorded texts
+	// that name it (a child's relayed messages) hold.
 	e.mu.Lock()
+	id := e.nextIDLocked()
 	if e.cfg.FirstSessionID != "" && e.opened == 0 {
 		id = e.cfg.FirstSessionID
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -65,6 +66,15 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 		e.log.Error("cannot start a subagent", "session", parent.id, "err", err)
 		return fail("Error: subagent run failed: " + err.Error())
 	}
+	if e.cfg.FailSubagentStart {
+		if del.Background {
+			parent.kids.n.Add(-1) // the reservation
+		}
+		if err := e.CloseSession(child.id); err != nil {
+			e.log.Warn("closing a subagent", "session", child.id, "err", err)
+		}
+		return fail("Error: subagent run failed: " + errInjectedStart.Error())
+	}
 	if del.Background {
 		return e.startBackground(ctx, parent, del, depth, child), nil
 	}
@@ -80,6 +90,12 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 	}
 	return childResult(child), nil
 }
+
+// The injected faults (Config.FailSubagentStart, FailSubagentTurn).
+var (
+	errInjectedStart = errors.New("injected fault: the subagent failed before its first turn (--debug-fail-subagent-start)")
+	errInjectedTurn  = errors.New("injected fault: the subagent's turn failed before its first step (--debug-fail-subagent-turn)")
+)
 
 // maxDepth is the configured subagent depth limit.
 func (e *Engine) maxDepth() int {
@@ -203,11 +219,16 @@ type recordedIDs interface{ RecordedID(index int) string }
 // recorded texts naming it (started subagent <id>) and the model's
 // arguments (send_message) hold; else a new one.
 func (e *Engine) childID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nextIDLocked()
+}
+
+// nextIDLocked is the id of the next session opened (with e.mu held): the
+// recorded one under replay, else a new one.
+func (e *Engine) nextIDLocked() string {
 	if r, ok := e.cfg.Models.(recordedIDs); ok {
-		e.mu.Lock()
-		next := e.opened
-		e.mu.Unlock()
-		if id := r.RecordedID(next); id != "" {
+		if id := r.RecordedID(e.opened); id != "" {
 			return id
 		}
 	}

@@ -104,6 +104,8 @@ func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []s
 	s.turnStarted()
 	var end turnEnd
 	switch {
+	case s.child && r.turn == s.eng.cfg.FailSubagentTurn:
+		end = turnEnd{reason: sessionlog.Failed(errInjectedTurn.Error(), "UNKNOWN")}
 	case prompt == nil:
 		end = r.steps(ctx, append(r.enterHookContext(ctx, started...), msgs...))
 	case isCompactPrompt(prompt):

@@ -125,8 +125,8 @@ func TestSubagentEligibility(t *testing.T) {
 		{"subagent-continuable-inheritance", ""},
 		{"subagent-report", ""},
 		{"subagent-list-agents", ""},
-		{"subagent-continuable", "needs the reference suite's fixture subagent-durability-failure.ts"},
-		{"subagent-published-run-failure", "needs the reference suite's fault switch DSH_SUBAGENT_PUBLISHED_FAILURE"},
+		{"subagent-continuable", ""},
+		{"subagent-published-run-failure", ""},
 		{"workflow-run", "uses tool workflow"},
 		{"advanced-toolchain", "uses tool cordis_define"},
 	}

@@ -134,14 +134,18 @@ var CorpusPreps = map[string]CorpusPrep{
 	"subagent-published-run-failure": {
 		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/subagent-durability-failure.cordis.yml and " +
 			"DSH_SUBAGENT_PUBLISHED_FAILURE=1: tests/fixtures/subagent-durability-failure.ts makes delivering the one-shot " +
-			"child's prompt throw after the child is created, and disposing it throw too",
-		Missing: "needs the reference suite's fault switch DSH_SUBAGENT_PUBLISHED_FAILURE (a child that fails after it is created, before its first turn); reel has no such switch",
+			"child's prompt throw after the child is created, and disposing it throw too; reel's fault switch " +
+			"--debug-fail-subagent-start fails a child right after its log is created, before its first turn",
+		Args: []string{"--debug-fail-subagent-start"},
 	},
 	"subagent-continuable": {
 		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/subagent-durability-failure.cordis.yml: " +
 			"tests/fixtures/subagent-durability-failure.ts remaps the child id, holds the child until its follow-ups arrived " +
-			"and makes the child's turn 3 fail before its first step (snapshot disk full)",
-		Missing: "needs the reference suite's fixture subagent-durability-failure.ts (a child turn that fails before its first step, and the child held until its follow-ups arrived); reel has no such switch",
+			"and makes the child's turn 3 fail before its first step (snapshot disk full); in reel the child's first turn " +
+			"waits for the parent's turn (--debug-child-after-turn, given to every run), by which time both follow-ups are " +
+			"in its inbox, and the fault switch --debug-fail-subagent-turn 3 ends the child's turn 3 with an error before " +
+			"its first step",
+		Args: []string{"--debug-fail-subagent-turn", "3"},
 	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +

@@ -64,8 +64,11 @@ type Options struct {
 	Mode           string
 	Approval       string
 	Invariant      bool
-	// ChildAfterTurn and HoldForChildren are agent.Config's.
+	// ChildAfterTurn, HoldForChildren, FailSubagentStart and
+	// FailSubagentTurn are agent.Config's.
 	ChildAfterTurn, HoldForChildren bool
+	FailSubagentStart               bool
+	FailSubagentTurn                int
 	LogLevel                        string
 	MaxTokens                       int
 	SessionID                       string
@@ -173,6 +176,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.BoolVar(&o.FailSubagentStart, "debug-fail-subagent-start", false, "inject a fault: every subagent fails right after its log is created (tests)")
+	fs.IntVar(&o.FailSubagentTurn, "debug-fail-subagent-turn", 0, "inject a fault: a subagent's turn `N` ends with an error before its first step (tests)")
 	fs.BoolVar(&o.HoldForChildren, "debug-hold-for-children", false, "a prompt is answered, and a report is taken, only once the background subagents the session started have settled (deterministic recordings)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
@@ -381,6 +386,7 @@ func engineConfig(o Options) agent.Config {
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
+		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn,
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
@@ -449,11 +455,12 @@ type replayScripts struct {
 	ids []string
 }
 
-// RecordedID implements the engine's recordedIDs: a replayed child
-// session takes its recording's id, which the recorded texts and
+// RecordedID implements the engine's recordedIDs: a replayed session
+// takes its recording's id, which the recorded texts and
 // arguments (send_message's subagent_id) name.
 func (r replayScripts) RecordedID(index int) string {
-	if index < len(r.ids) {
+	// A fixture whose ids were normalized ({{sessionId}}) pins none.
+	if index < len(r.ids) && !strings.HasPrefix(r.ids[index], "{{") {
 		return r.ids[index]
 	}
 	return ""
