@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -54,6 +55,12 @@ type kid struct {
 	// from is the child's log length when the activation began.
 	running bool
 	from    int
+	// stopping is set when the user's cancel interrupted the kid, until
+	// it settles: the next prompt waits for its notice.
+	stopping bool
+	// provider is a released child's model, for its next activation in
+	// this process.
+	provider llm.Provider
 }
 
 // running is the number of running kids.
@@ -157,7 +164,7 @@ func (s *Session) settle(k *kid) {
 		return
 	}
 	notice := e.settlementNotice(child, k.from)
-	k.sess = nil
+	k.sess, k.provider, k.stopping = nil, child.provider, false
 	e.forget(child)
 	e.log.Info("background subagent settled", "session", s.id, "child", k.id, "notice", notice.Content[0].Text)
 	s.mu.Lock()
@@ -301,7 +308,11 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 		s.kids.list = append(s.kids.list, k)
 	}
 	if k.sess == nil {
-		child, err := e.LoadSession(ctx, id, s.cwd)
+		var opts []SessionOption
+		if k.provider != nil {
+			opts = append(opts, withProvider(k.provider))
+		}
+		child, err := e.LoadSession(ctx, id, s.cwd, opts...)
 		if err != nil {
 			e.log.Warn("send_message: cannot load a released subagent", "session", s.id, "child", id, "err", err)
 			return unavailableKid(id), nil
@@ -538,14 +549,47 @@ func (c coordinator) Report(_ context.Context, output string) (tools.Result, err
 }
 
 // interruptKids cancels the running turns of the session's background
-// children (the user cancelled the session).
+// children (the user cancelled the session); the next prompt waits for
+// their notices (waitStopped).
 func (s *Session) interruptKids() {
-	for _, child := range s.liveKids() {
-		child.mu.Lock()
-		cancel := child.ts.bgCancel
-		child.mu.Unlock()
+	s.kids.mu.Lock()
+	defer s.kids.mu.Unlock()
+	for _, k := range s.kids.list {
+		if k.sess == nil || !k.running {
+			continue
+		}
+		k.stopping = true
+		k.sess.mu.Lock()
+		cancel := k.sess.ts.bgCancel
+		k.sess.mu.Unlock()
 		if cancel != nil {
 			cancel()
+		}
+	}
+}
+
+// waitStopped waits (at most closeTimeout) until the background children
+// the user's cancel interrupted have settled, so that their notices reach
+// the prompt that follows the cancel.
+func (s *Session) waitStopped(ctx context.Context) {
+	deadline := timeAfter(closeTimeout)
+	for {
+		s.mu.Lock()
+		ch := waitOn(&s.ts.arrived)
+		s.mu.Unlock()
+		s.kids.mu.Lock()
+		stopping := slices.ContainsFunc(s.kids.list, func(k *kid) bool { return k.stopping })
+		s.kids.mu.Unlock()
+		if !stopping {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			s.eng.log.Warn("interrupted background subagents did not settle in time", "session", s.id)
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }

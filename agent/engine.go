@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/skills"
@@ -124,7 +125,7 @@ func (e *Engine) NewSession(ctx context.Context, cwd string, opts ...SessionOpti
 	// Under replay a session takes its recording's id: the recorded texts
 	// that name it (a child's relayed messages) hold.
 	e.mu.Lock()
-	id := e.nextIDLocked()
+	id := e.nextIDLocked(false)
 	if e.cfg.FirstSessionID != "" && e.opened == 0 {
 		id = e.cfg.FirstSessionID
 	}
@@ -139,7 +140,7 @@ func (e *Engine) NewSession(ctx context.Context, cwd string, opts ...SessionOpti
 		}
 		return nil, fmt.Errorf("create session log: %w", err)
 	}
-	s, index, err := e.register(sessionlog.NewSession(sessionlog.New(h), w), id, cwd, 0)
+	s, index, err := e.register(sessionlog.NewSession(sessionlog.New(h), w), id, cwd, 0, nil)
 	if err != nil {
 		_ = w.Close()
 		return nil, err
@@ -198,7 +199,7 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 	if derr != nil {
 		e.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
 	}
-	s, index, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, len(script))
+	s, index, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, len(script), o.provider)
 	if err != nil {
 		_ = w.Close()
 		return nil, err
@@ -218,9 +219,10 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 	return s, nil
 }
 
-// register adds a live session with its model; index is its place among
-// the sessions opened in this process.
-func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (s *Session, index int, err error) {
+// register adds a live session with its model (prov, or else one from
+// Config.Models); index is its place among the sessions opened in this
+// process.
+func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int, prov llm.Provider) (s *Session, index int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -230,9 +232,10 @@ func (e *Engine) register(ls *sessionlog.Session, id, cwd string, done int) (s *
 		return nil, 0, invalid(fmt.Sprintf("session %s is already open in this process", id))
 	}
 	index = e.opened
-	prov, err := e.cfg.Models.ForSession(index, cwd, done)
-	if err != nil {
-		return nil, 0, fmt.Errorf("model for session %s: %w", id, err)
+	if prov == nil {
+		if prov, err = e.cfg.Models.ForSession(index, cwd, done); err != nil {
+			return nil, 0, fmt.Errorf("model for session %s: %w", id, err)
+		}
 	}
 	e.opened++
 	s = &Session{eng: e, id: id, cwd: cwd, provider: prov, log: ls, firstOfInstance: true,

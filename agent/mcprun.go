@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/mcp"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
@@ -68,6 +69,15 @@ type SessionOption func(*sessionOptions)
 // sessionOptions are the options of NewSession and LoadSession.
 type sessionOptions struct {
 	mcp []mcp.ServerConfig
+	// provider, when set, is the loaded session's model instead of a new
+	// one from Config.Models (a released background child loaded again in
+	// the same process keeps its model, whose replay position goes on).
+	provider llm.Provider
+}
+
+// withProvider makes LoadSession use p as the session's model.
+func withProvider(p llm.Provider) SessionOption {
+	return func(o *sessionOptions) { o.provider = p }
 }
 
 // liveMCP is the default MCPConnector: package mcp, with the session's cwd

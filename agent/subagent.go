@@ -143,7 +143,7 @@ func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Deleg
 	if derr != nil {
 		e.log.Warn("cannot count the model calls a fork copied", "session", parent.id, "err", derr)
 	}
-	child, _, err := e.register(ls, id, parent.cwd, len(script))
+	child, _, err := e.register(ls, id, parent.cwd, len(script), nil)
 	if err != nil {
 		_ = w.Close()
 		return nil, err
@@ -213,7 +213,10 @@ func (e *Engine) openBackground(ctx context.Context, parent, child *Session, del
 
 // recordedIDs is implemented by Models that replay recorded sessions:
 // the id the index-th session opened in this process had when recorded.
-type recordedIDs interface{ RecordedID(index int) string }
+// (child: for a child session).
+type recordedIDs interface {
+	RecordedID(index int, child bool) string
+}
 
 // childID is a new child's id: its recording's under replay, so that the
 // recorded texts naming it (started subagent <id>) and the model's
@@ -221,14 +224,14 @@ type recordedIDs interface{ RecordedID(index int) string }
 func (e *Engine) childID() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.nextIDLocked()
+	return e.nextIDLocked(true)
 }
 
 // nextIDLocked is the id of the next session opened (with e.mu held): the
 // recorded one under replay, else a new one.
-func (e *Engine) nextIDLocked() string {
+func (e *Engine) nextIDLocked(child bool) string {
 	if r, ok := e.cfg.Models.(recordedIDs); ok {
-		if id := r.RecordedID(e.opened); id != "" {
+		if id := r.RecordedID(e.opened, child); id != "" {
 			return id
 		}
 	}

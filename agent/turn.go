@@ -58,6 +58,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 		return "", err
 	}
 	defer s.end()
+	s.waitStopped(ctx)
 	if err := s.acquire(ctx); err != nil {
 		if ctx.Err() != nil {
 			return StopCancelled, nil

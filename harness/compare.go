@@ -32,27 +32,42 @@ func Normalize(run *Run) (*Output, error) {
 		tmps = append(tmps, real)
 	}
 	cwds := run.Cwd
+	ids, err := harvestIDs(run)
+	if err != nil {
+		return nil, err
+	}
+	raws := make([][]byte, len(ids))
+	for i, id := range ids {
+		if run.Refused[i] {
+			continue
+		}
+		if raws[i], err = harvest(run.StateDir, id); err != nil {
+			return nil, fmt.Errorf("session %d (%s): %w", i, id, err)
+		}
+	}
+	// Every session's id is known to the normalizers before any line is
+	// rewritten, in fixture order: a text that names a child before its
+	// log is read ("started subagent <id>" in its parent's log and on the
+	// wire) gets the child's placeholder too.
 	tn := normalize.New(normalize.Options{Cwd: cwds, TempDirs: tmps})
+	ln := normalize.New(normalize.Options{Cwd: cwds, TempDirs: tmps})
+	for _, raw := range raws {
+		if header, _, ok := bytes.Cut(raw, []byte("\n")); ok {
+			tn.Line(header)
+			ln.Line(header)
+		}
+	}
 	tr, err := tn.Transcript(bytes.NewReader(withoutProgress(run.Transcript)))
 	if err != nil {
 		return nil, fmt.Errorf("normalize transcript: %w", err)
 	}
 	out := &Output{Transcript: tr, Pinned: newPinned()}
-	ids, err := harvestIDs(run)
-	if err != nil {
-		return nil, err
-	}
 	// One normalizer for every log of the run: an id is the same
 	// placeholder in each (a child's parentSession is its parent's id).
-	ln := normalize.New(normalize.Options{Cwd: cwds, TempDirs: tmps})
-	for i, id := range ids {
+	for i, raw := range raws {
 		if run.Refused[i] {
 			out.Logs = append(out.Logs, nil)
 			continue
-		}
-		raw, err := harvest(run.StateDir, id)
-		if err != nil {
-			return nil, fmt.Errorf("session %d (%s): %w", i, id, err)
 		}
 		st := &pinState{}
 		var b bytes.Buffer

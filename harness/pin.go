@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -46,11 +47,16 @@ func (st *pinState) observe(line []byte) {
 }
 
 // PromptName is the pinned name of the system prompt written under a mode
-// and approval policy, with "-network-off" when the network was off.
-func PromptName(mode, approval string, networkOff bool) string {
+// and approval policy, with "-network-off" when the network was off and
+// "-background" for a background subagent's (which has the report
+// section).
+func PromptName(mode, approval string, networkOff, background bool) string {
 	name := "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
 	if networkOff {
 		name += "-network-off"
+	}
+	if background {
+		name += "-background"
 	}
 	return name
 }
@@ -137,7 +143,7 @@ func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
 		return nil, err
 	}
 	if h.System != "" && !strings.HasPrefix(h.System, "{{") {
-		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote))
+		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote), strings.Contains(h.System, tools.ReportSection))
 		if prev, dup := p.Prompts[name]; dup && prev != h.System {
 			return nil, fmt.Errorf("two different system prompts pin as %s in one run:\n%s", name, TextDiff(prev, h.System))
 		}

@@ -458,12 +458,16 @@ type replayScripts struct {
 // RecordedID implements the engine's recordedIDs: a replayed session
 // takes its recording's id, which the recorded texts and
 // arguments (send_message's subagent_id) name.
-func (r replayScripts) RecordedID(index int) string {
-	// A fixture whose ids were normalized ({{sessionId}}) pins none.
-	if index < len(r.ids) && !strings.HasPrefix(r.ids[index], "{{") {
-		return r.ids[index]
+//
+// A fixture's ids are normalized ({{sessionId2}}): a child still takes
+// it, as the model's recorded arguments name it so; a top-level session
+// does not (its id is the client's, and paths named after it would change
+// length).
+func (r replayScripts) RecordedID(index int, child bool) string {
+	if index >= len(r.ids) || (!child && strings.HasPrefix(r.ids[index], "{{")) {
+		return ""
 	}
-	return ""
+	return r.ids[index]
 }
 
 // ForSession implements agent.Models.
