@@ -45,3 +45,7 @@ func breakImages() bool { return false }
 // breakSubagents reports whether subagent calls are to start no child
 // (REEL_BREAK=nosubagents).
 func breakSubagents() bool { return false }
+
+// breakClosing reports whether settlement notices are to drop the child's
+// closing message (REEL_BREAK=noclosing).
+func breakClosing() bool { return false }

@@ -25,12 +25,13 @@ import (
 //	notitles     sessions get no title (no fallback, no title model)
 //	noimages     images (prompt and read_image) never enter the conversation
 //	nosubagents  subagent calls start no child and answer "ok"
+//	noclosing    a background child's settlement notice drops its closing message
 
 // breakBuild reports whether this is a -tags reelbreak build.
 const breakBuild = true
 
 // breakKinds are the values REEL_BREAK accepts.
-var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks", "noimages", "notitles", "nosubagents"}
+var breakKinds = []string{"garbage", "norun", "shift", "autoapprove", "nosandbox", "nohooks", "noimages", "notitles", "nosubagents", "noclosing"}
 
 // breakKind is the break in force ("" for none).
 func breakKind() string { return os.Getenv("REEL_BREAK") }
@@ -102,3 +103,5 @@ func breakMode(m sandbox.Mode) sandbox.Mode {
 func breakImages() bool { return breakKind() == "noimages" }
 
 func breakSubagents() bool { return breakKind() == "nosubagents" }
+
+func breakClosing() bool { return breakKind() == "noclosing" }

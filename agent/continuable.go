@@ -229,6 +229,9 @@ func (e *Engine) settlementNotice(child *Session, from int) sessionlog.UserMessa
 		}
 	}
 	child.mu.Unlock()
+	if breakClosing() {
+		closing = nil
+	}
 	var how string
 	switch kind {
 	case sessionlog.EndCompleted:

@@ -41,6 +41,7 @@ var breakVariants = []struct {
 	{"notitles", []string{"text-turn", "fs-read"}, "titles"},
 	{"noimages", []string{"inline-image-prompt"}, "messages"},
 	{"nosubagents", []string{"subagent-multi", "subagent-fork-in-process"}, "tool result"},
+	{"noclosing", []string{"subagent-continuable-inheritance", "subagent-report"}, "messages"},
 }
 
 // unwiredHooks reports the hook calls agent/toolrun.go lacks.
