@@ -273,3 +273,51 @@ func TestBackgroundSubagentKilledMidTurn(t *testing.T) {
 		t.Errorf("%d model requests, want %d", n, len(script.Responses))
 	}
 }
+
+// TestBackgroundSubagentEndsWithItsSession: a background child whose model
+// call never ends does not outlive its session: session/close ends it
+// (its turn closed as aborted, its log closed) and answers; and when the
+// editor goes away, reel exits without waiting for a child either.
+func TestBackgroundSubagentEndsWithItsSession(t *testing.T) {
+	for _, how := range []string{"session/close", "exit"} {
+		t.Run(strings.ReplaceAll(how, "/", "-"), func(t *testing.T) {
+			dir, ws, state := workspace(t)
+			script := &standin.Script{Responses: []standin.Response{
+				call(t, "p1", "subagent", map[string]any{"description": "Forever", "prompt": "Never finish.", "run_in_background": true}),
+				{Text: "STARTED"},
+				{Text: "the child streams forever", ChunkSize: 4, DelayMs: 50, Hang: true},
+			}}
+			url, srv := standinURL(t, script)
+			p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only", "--debug-child-after-turn",
+				"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+			p.initialize()
+			sid := p.newSession(ws)
+			if stop, _ := p.prompt(sid, "start it"); stop != "end_turn" {
+				t.Fatalf("stopReason %q", stop)
+			}
+			for deadline := time.Now().Add(time.Minute); len(srv.Requests()) < 3; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the background child never called the model")
+				}
+			}
+			if how == "session/close" {
+				p.call("session/close", map[string]any{"sessionId": sid})
+				// Ended by the time close answers, not at exit.
+				kids := childLogs(t, state)
+				if len(kids) != 1 || strings.Join(turnEnds(t, kids[0].Events), ",") != "aborted" {
+					t.Errorf("after session/close the child's log holds %d child log(s), turns %v", len(kids), turnEnds(t, kids[0].Events))
+				}
+			}
+			if code := p.finish(); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			kids := childLogs(t, state)
+			if len(kids) != 1 {
+				t.Fatalf("%d child logs, want 1", len(kids))
+			}
+			if got := strings.Join(turnEnds(t, kids[0].Events), ","); got != "aborted" {
+				t.Errorf("the child's turns ended %q, want aborted", got)
+			}
+		})
+	}
+}
