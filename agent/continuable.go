@@ -205,29 +205,7 @@ func (e *Engine) forget(child *Session) {
 // closing message (the last assistant text of the activation).
 func (e *Engine) settlementNotice(child *Session, from int) sessionlog.UserMessage {
 	child.mu.Lock()
-	evs := child.log.Log().Events()
-	kind := ""
-	var closing []string
-	for i := len(evs) - 1; i >= from && (kind == "" || closing == nil); i-- {
-		ev := &evs[i]
-		switch ev.Type {
-		case sessionlog.TypeTurnEnd:
-			if kind == "" {
-				if d, err := sessionlog.DecodeData[sessionlog.TurnEndData](ev); err == nil {
-					kind = d.Reason.Kind
-				}
-			}
-		case sessionlog.TypeAssistantMessage:
-			if closing != nil {
-				continue
-			}
-			if d, err := sessionlog.DecodeData[sessionlog.MessageData](ev); err == nil {
-				if m, err := sessionlog.ParseMessage(d.Message); err == nil {
-					closing = textParts(m.Content)
-				}
-			}
-		}
-	}
+	kind, closing := childOutcome(child.log.Log().Events(), from)
 	child.mu.Unlock()
 	if breakClosing() {
 		closing = nil
@@ -256,6 +234,33 @@ func (e *Engine) settlementNotice(child *Session, from int) sessionlog.UserMessa
 		parts = append(parts, sessionlog.TextPart("It left no closing message."))
 	}
 	return sessionlog.UserMessage{Content: parts, Source: relaySource("subagent-settled", "notice", headline, child.id), ID: e.newID()}
+}
+
+// childOutcome reads, in events[from:], how the last turn ended (its turn/end
+// reason's kind, "" without one) and the text parts of the last assistant
+// message that has text (nil: none).
+func childOutcome(evs []sessionlog.Event, from int) (kind string, text []string) {
+	for i := len(evs) - 1; i >= from && (kind == "" || text == nil); i-- {
+		ev := &evs[i]
+		switch ev.Type {
+		case sessionlog.TypeTurnEnd:
+			if kind == "" {
+				if d, err := sessionlog.DecodeData[sessionlog.TurnEndData](ev); err == nil {
+					kind = d.Reason.Kind
+				}
+			}
+		case sessionlog.TypeAssistantMessage:
+			if text != nil {
+				continue
+			}
+			if d, err := sessionlog.DecodeData[sessionlog.MessageData](ev); err == nil {
+				if m, err := sessionlog.ParseMessage(d.Message); err == nil {
+					text = textParts(m.Content)
+				}
+			}
+		}
+	}
+	return kind, text
 }
 
 // textParts are the non-empty text parts of a message (nil: none).
@@ -287,6 +292,12 @@ type coordinator struct{ r *run }
 
 var _ tools.Coordinator = coordinator{}
 
+// limitRefusal is the answer to a background subagent over the limit.
+func limitRefusal() string {
+	return fmt.Sprintf("Error: %d background subagents of this session are already running; "+
+		"wait for one to finish (you receive a message when it does) or stop one with interrupt_agent", maxBackgroundSubagents)
+}
+
 // unavailableKid is the refusal for an id that is not a background child
 // of the caller (the reference's text).
 func unavailableKid(id string) tools.Result {
@@ -310,6 +321,14 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 		}
 		s.kids.list = append(s.kids.list, k)
 	}
+	if !k.running {
+		// A new activation counts against the limit, as a new child does.
+		if !s.kids.reserve() {
+			return tools.Result{Text: limitRefusal(), IsError: true}, nil
+		}
+		k.running = true
+	}
+	release := func() { s.kids.setRunning(k, false) }
 	if k.sess == nil {
 		var opts []SessionOption
 		if k.provider != nil {
@@ -318,10 +337,12 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 		child, err := e.LoadSession(ctx, id, s.cwd, opts...)
 		if err != nil {
 			e.log.Warn("send_message: cannot load a released subagent", "session", s.id, "child", id, "err", err)
+			release()
 			return unavailableKid(id), nil
 		}
 		if err := e.asBackgroundChild(child, s); err != nil {
 			e.forget(child)
+			release()
 			return unavailableKid(id), nil
 		}
 		k.sess = child
@@ -335,7 +356,6 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 		Source:  relaySource("coordinator", "relay", "", s.id),
 		ID:      e.newID(),
 	}
-	s.kids.setRunning(k, true)
 	if e.cfg.ChildAfterTurn {
 		// A new activation waits for the sender's turn, as the first did.
 		k.sess.mu.Lock()
@@ -345,6 +365,7 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 		k.sess.mu.Unlock()
 	}
 	if !k.sess.deliver(msg, nextTurn, true) {
+		release()
 		return unavailableKid(id), nil
 	}
 	return tools.Result{Text: "message queued as the next turn for subagent " + id}, nil

@@ -230,7 +230,9 @@ func (r *run) stopHooks(ctx context.Context) []sessionlog.UserMessage {
 func (s *Session) sessionStart(source string) {
 	hooks := s.eng.hooks()
 	s.started = make(chan struct{})
-	if len(hooks) == 0 {
+	// A subagent's session runs no SessionStart hooks (its parent did),
+	// also when it is loaded again.
+	if len(hooks) == 0 || s.child {
 		close(s.started)
 		return
 	}

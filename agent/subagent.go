@@ -54,8 +54,7 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 	if del.Background && !parent.kids.reserve() {
 		// A model must not be able to start children without bound.
 		order.created()
-		return fail(fmt.Sprintf("Error: %d background subagents of this session are already running; "+
-			"wait for one to finish (you receive a message when it does) or stop one with interrupt_agent", maxBackgroundSubagents))
+		return fail(limitRefusal())
 	}
 	child, err := e.openChild(ctx, parent, del, depth, mode)
 	order.created()
@@ -258,27 +257,8 @@ func childResult(child *Session) tools.Result {
 	if c, _ := lg.Header().Child(); c.SeedLength > 0 {
 		own = c.SeedLength + 1
 	}
-	kind, text := "", ""
-	for i := len(evs) - 1; i >= own && (kind == "" || text == ""); i-- {
-		e := &evs[i]
-		switch e.Type {
-		case sessionlog.TypeTurnEnd:
-			if kind == "" {
-				if d, err := sessionlog.DecodeData[sessionlog.TurnEndData](e); err == nil {
-					kind = d.Reason.Kind
-				}
-			}
-		case sessionlog.TypeAssistantMessage:
-			if text != "" {
-				continue
-			}
-			if d, err := sessionlog.DecodeData[sessionlog.MessageData](e); err == nil {
-				if m, err := sessionlog.ParseMessage(d.Message); err == nil {
-					text = m.Text()
-				}
-			}
-		}
-	}
+	kind, parts := childOutcome(evs, own)
+	text := strings.Join(parts, "")
 	child.mu.Unlock()
 	if kind == sessionlog.EndCompleted {
 		return tools.Result{Text: text}

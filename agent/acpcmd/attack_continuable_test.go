@@ -321,3 +321,65 @@ func TestBackgroundSubagentEndsWithItsSession(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackBackgroundSubagentResumeFlood: the limit holds for children
+// continued too. Four children settle; four new ones are started (waiting
+// for the parent's turn); send_message to a settled child, which would be
+// a fifth running one, is refused.
+func TestAttackBackgroundSubagentResumeFlood(t *testing.T) {
+	dir, ws, state := workspace(t)
+	spawn := func(prefix string) standin.Response {
+		var calls []standin.ToolCall
+		for i := 1; i <= 4; i++ {
+			calls = append(calls, standin.ToolCall{ID: prefix + string(rune('0'+i)), Name: "subagent",
+				Arguments: jsonArgs(t, map[string]any{"description": "Flood", "prompt": "Say ok.", "run_in_background": true})})
+		}
+		return standin.Response{ToolCalls: calls}
+	}
+	first := &standin.Script{Responses: []standin.Response{spawn("a")}}
+	for range 12 {
+		first.Responses = append(first.Responses, standin.Response{Text: "ok"})
+	}
+	url, _ := standinURL(t, first)
+	args := []string{"acp", "--state-dir", state, "--mode", "read-only", "--debug-child-after-turn",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model"}
+	p := startProc(t, dir, baseEnv(t), args...)
+	p.initialize()
+	sid := p.newSession(ws)
+	if stop, _ := p.prompt(sid, "four"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	awaitLog(t, state, sid, "four settlement notices", func(evs []sessionlog.Event) bool { return settledCount(evs) >= 4 })
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+
+	// A new process: four new children, then a fifth activation.
+	second := &standin.Script{Responses: []standin.Response{
+		spawn("b"),
+		call(t, "s1", "send_message", map[string]any{"subagent_id": "{{subagentId:1}}", "message": "Once more."}),
+		{Text: "done"},
+	}}
+	for range 12 {
+		second.Responses = append(second.Responses, standin.Response{Text: "ok"})
+	}
+	url2, _ := standinURL(t, second)
+	args[len(args)-4] = url2 // the value of --base-url
+	p = startProc(t, dir, baseEnv(t), args...)
+	p.initialize()
+	p.call("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}})
+	if stop, _ := p.prompt(sid, "four more, then the first again"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	events := awaitLog(t, state, sid, "eight settlement notices", func(evs []sessionlog.Event) bool { return settledCount(evs) >= 8 })
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	res := results(t, events)
+	if !strings.Contains(res["s1"], "background subagents of this session are already running") {
+		t.Errorf("send_message to a fifth child answered %q, want the limit's refusal", res["s1"])
+	}
+	if kids := childLogs(t, state); len(kids) != 8 {
+		t.Errorf("%d child logs, want 8", len(kids))
+	}
+}

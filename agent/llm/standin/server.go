@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -244,29 +245,41 @@ func (s *Server) serveN(w http.ResponseWriter, r *http.Request, n int, body []by
 }
 
 // SubagentPlaceholder, in a scripted tool call's arguments, is replaced by
-// the id of the last "started subagent <id>" result in the request: a
-// script can address a background subagent whose id is only known when
-// the agent runs (send_message, interrupt_agent).
+// the id of the last "started subagent <id>" result in the request, and
+// {{subagentId:N}} by the N-th (from 1): a script can address a
+// background subagent whose id is only known when the agent runs
+// (send_message, interrupt_agent).
 const SubagentPlaceholder = "{{lastSubagentId}}"
 
-// startedSubagent finds the ids of started background subagents.
-var startedSubagent = regexp.MustCompile(`started subagent ([0-9A-Za-z_-]+)`)
+var (
+	// startedSubagent finds the ids of started background subagents.
+	startedSubagent = regexp.MustCompile(`started subagent ([0-9A-Za-z_-]+)`)
+	// nthSubagent is the {{subagentId:N}} placeholder.
+	nthSubagent = regexp.MustCompile(`\{\{subagentId:([0-9]+)\}\}`)
+)
 
-// withSubagentID fills SubagentPlaceholder in resp's tool calls; without a
-// started subagent in the request it stays as is.
+// withSubagentID fills the subagent placeholders in resp's tool calls; one
+// naming no started subagent of the request stays as is.
 func withSubagentID(resp Response, req chatRequest) Response {
-	id := ""
+	var ids []string
 	for _, m := range req.Messages {
-		if all := startedSubagent.FindAllStringSubmatch(string(m.Content), -1); len(all) > 0 {
-			id = all[len(all)-1][1]
+		for _, sm := range startedSubagent.FindAllStringSubmatch(string(m.Content), -1) {
+			ids = append(ids, sm[1])
 		}
 	}
-	if id == "" || len(resp.ToolCalls) == 0 {
+	if len(ids) == 0 || len(resp.ToolCalls) == 0 {
 		return resp
 	}
 	calls := make([]ToolCall, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
-		c.Arguments = strings.ReplaceAll(c.Arguments, SubagentPlaceholder, id)
+		c.Arguments = strings.ReplaceAll(c.Arguments, SubagentPlaceholder, ids[len(ids)-1])
+		c.Arguments = nthSubagent.ReplaceAllStringFunc(c.Arguments, func(p string) string {
+			n, err := strconv.Atoi(nthSubagent.FindStringSubmatch(p)[1])
+			if err != nil || n < 1 || n > len(ids) {
+				return p
+			}
+			return ids[n-1]
+		})
 		calls[i] = c
 	}
 	resp.ToolCalls = calls
