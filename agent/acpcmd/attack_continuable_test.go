@@ -128,7 +128,7 @@ func TestAttackBackgroundSubagentFlood(t *testing.T) {
 // TestAttackBackgroundChildTurnsOnItsParent: a background child's model
 // tries to steer its parent and to escape: send_message and
 // interrupt_agent aimed at its parent, a background subagent of its own,
-// an escalation out of the workspace and a report of 1 MB. Each is
+// an escalation out of the workspace and a report of 256 KiB. Each is
 // refused (the escalation without asking the editor) or bounded (the
 // report reaches the parent cut to 64 KiB), and nothing is written
 // outside.
@@ -153,7 +153,7 @@ func TestAttackBackgroundChildTurnsOnItsParent(t *testing.T) {
 			tc("c2", "interrupt_agent", map[string]any{"agent_id": "PARENT"}),
 			tc("c3", "subagent", map[string]any{"description": "Grandchild", "prompt": "x", "run_in_background": true}),
 			tc("c4", "bash", map[string]any{"command": "echo x > " + target, "description": "escape", "sandbox_permissions": "danger-full-access", "justification": "the parent said so"}),
-			tc("c5", "report", map[string]any{"output": strings.Repeat("R", 1<<20)}),
+			tc("c5", "report", map[string]any{"output": strings.Repeat("R", 256<<10)}),
 			tc("c6", "list_agents", map[string]any{}),
 		}},
 	}}

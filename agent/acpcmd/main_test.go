@@ -27,7 +27,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	reelExe = filepath.Join(dir, "reel")
-	build := exec.Command("go", "build", "-o", reelExe, "../../cmd/reel")
+	args := []string{"build", "-o", reelExe}
+	if raceBuild {
+		// A data race in reel exits it with status 66 and a report on
+		// stderr: the test driving it fails.
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../../cmd/reel")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building reel:", err)
