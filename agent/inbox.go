@@ -88,8 +88,9 @@ func (s *Session) SetClient(c Client) {
 }
 
 // deliver puts m in the session's inbox. With wake, an idle session starts
-// a turn for it (unless the user cancelled since the last prompt). It
-// reports false when the session is closed (nothing was delivered).
+// a turn for it (unless the user cancelled since the last prompt, or the
+// engine is closing). It reports false when the session is closed
+// (nothing was delivered).
 func (s *Session) deliver(m sessionlog.UserMessage, t inboxTarget, wake bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,7 +99,7 @@ func (s *Session) deliver(m sessionlog.UserMessage, t inboxTarget, wake bool) bo
 	}
 	s.ts.inbox = append(s.ts.inbox, inboxItem{msg: m, target: t})
 	signal(&s.ts.arrived)
-	if wake && !s.ts.turning && !s.ts.quiet {
+	if wake && !s.ts.turning && !s.ts.quiet && !s.eng.shutting.Load() {
 		s.startInboxLocked()
 	}
 	return true
