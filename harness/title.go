@@ -106,7 +106,16 @@ func (d *driver) settleTitles(ctx context.Context) {
 		}
 		for {
 			got, err := d.liveTitles(id)
-			if err != nil || settled(got, want, replayed) {
+			if err != nil {
+				break
+			}
+			if settled(got, want, replayed) {
+				// The title is logged before the client is shown it: the
+				// next step waits for the session_info_update too, so its
+				// frames never overtake it.
+				if n := len(got.answered); n > 0 && got.answered[n-1] && got.lastIsFresh && got.afterTurn != "" {
+					_ = d.waitTitleShown(wctx, id, got.afterTurn)
+				}
 				break
 			}
 			select {
@@ -116,6 +125,23 @@ func (d *driver) settleTitles(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// waitTitleShown waits for the session_info_update showing session id's
+// title.
+func (d *driver) waitTitleShown(ctx context.Context, id, title string) error {
+	_, err := d.p.client.WaitFor(ctx, func(n rpcclient.Notification) bool {
+		if n.Update != "session_info_update" || n.SessionID != id {
+			return false
+		}
+		var p struct {
+			Update struct {
+				Title *string `json:"title"`
+			} `json:"update"`
+		}
+		return json.Unmarshal(n.Params, &p) == nil && p.Update.Title != nil && *p.Update.Title == title
+	})
+	return err
 }
 
 // settled reports whether the last title call of got needs no more waiting.
@@ -153,18 +179,7 @@ func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step)
 		case <-time.After(titlePoll):
 		}
 	}
-	_, err = d.p.client.WaitFor(ctx, func(n rpcclient.Notification) bool {
-		if n.Update != "session_info_update" || n.SessionID != id {
-			return false
-		}
-		var p struct {
-			Update struct {
-				Title *string `json:"title"`
-			} `json:"update"`
-		}
-		return json.Unmarshal(n.Params, &p) == nil && p.Update.Title != nil && *p.Update.Title == title
-	})
-	if err != nil {
+	if err := d.waitTitleShown(ctx, id, title); err != nil {
 		return fmt.Errorf("session %d logged the title %q but no session_info_update showed it: %w", st.Session, title, err)
 	}
 	return nil
