@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,67 @@ const crashScript = `{"responses":[
 // session in a fresh process and prompts again: every session must load,
 // be repaired, and resume. REEL_SOAK=1 runs 200 trials (default 6).
 func TestCrashSoak(t *testing.T) {
+	where := map[string]int{}
+	crashSoak(t, crashScript, 150, func(t *testing.T, i int, dir, state, sid string, killed *jsonl.Decoded) {
+		if n := len(killed.Events); n > 0 {
+			where[lastKind(killed.Events[n-1].Type)]++
+		}
+	})
+	t.Logf("the logs ended in: %v", where)
+}
+
+// crashSubagentScript delegates to a foreground child that runs a slow
+// command and streams its answer, so a kill lands in the parent's or the
+// child's stream, the child's tool run, or between them; every suffix of it
+// is a conversation a resumed session can have.
+const crashSubagentScript = `{"responses":[
+ {"toolCalls":[{"id":"call_sub","name":"subagent","arguments":"{\"description\":\"Slow child\",\"prompt\":\"Run the slow command.\",\"run_in_background\":false}"}],"finish":"tool_calls","chunkSize":2,"delayMs":2},
+ {"toolCalls":[{"id":"call_1","name":"bash","arguments":"{\"command\":\"sleep 0.05; echo ran\",\"description\":\"slow\"}"}],"finish":"tool_calls","chunkSize":2,"delayMs":2},
+ {"text":"The child's command ran.","chunkSize":3,"delayMs":2},
+ {"text":"The subagent reported that the command ran.","chunkSize":3,"delayMs":2},
+ {"text":"Resumed fine."},
+ {"text":"Resumed fine."},
+ {"text":"Resumed fine."}
+]}`
+
+// TestCrashSoakSubagents is the crash soak with a subagent: SIGKILL at
+// random points of a parent's turn that delegates to a child, then every
+// log (the parent's and the child's) is loaded in a fresh process, where
+// the parent prompts again. Every log must load and end repaired, and
+// reel log verify must accept the parent–child pairing of the state dir.
+func TestCrashSoakSubagents(t *testing.T) {
+	children := 0
+	crashSoak(t, crashSubagentScript, 250, func(t *testing.T, i int, dir, state, sid string, _ *jsonl.Decoded) {
+		paths, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
+		for _, path := range paths {
+			d, err := jsonl.ReadFile(path)
+			if err != nil {
+				t.Fatalf("trial %d: %s does not read: %v", i, path, err)
+			}
+			if _, ok := d.Header.Child(); ok {
+				children++
+			}
+			l, err := sessionlog.Seed(d.Header, d.Events)
+			if err != nil {
+				t.Fatalf("trial %d: %s does not validate: %v", i, path, err)
+			}
+			if c := sessionlog.Repair(l.Events()); c != nil {
+				t.Fatalf("trial %d: %s still has an open turn", i, path)
+			}
+		}
+		if out, err := exec.Command(reelBin, "log", "verify", state).CombinedOutput(); err != nil {
+			t.Fatalf("trial %d: reel log verify: %v\n%s", i, err, out)
+		}
+	})
+	t.Logf("%d child logs across the trials", children)
+}
+
+// crashSoak runs the trials of a crash soak: a turn on script killed after
+// a random delay below maxDelayMs, the killed log read back, then a fresh
+// process that loads every log of the state dir (the session first) and
+// prompts the session again; check sees each trial after that resume.
+// REEL_SOAK=1 runs 200 trials (default 6); REEL_CRASH_SEED reproduces one.
+func crashSoak(t *testing.T, scriptJSON string, maxDelayMs int, check func(t *testing.T, i int, dir, state, sid string, killed *jsonl.Decoded)) {
 	trials := 6
 	if os.Getenv("REEL_SOAK") == "1" {
 		trials = 200
@@ -113,9 +175,8 @@ func TestCrashSoak(t *testing.T) {
 	}
 	t.Logf("seed %d (REEL_CRASH_SEED reproduces it)", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	where := map[string]int{}
 	for i := 0; i < trials; i++ {
-		script, err := standin.ParseScript([]byte(crashScript))
+		script, err := standin.ParseScript([]byte(scriptJSON))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,24 +199,30 @@ func TestCrashSoak(t *testing.T) {
 		}
 		_ = json.Unmarshal(resp["result"], &res)
 		p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"go"}]}}`, res.SessionID))
-		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond) // where the kill lands
+		time.Sleep(time.Duration(rng.IntN(maxDelayMs)) * time.Millisecond) // where the kill lands
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 
-		d, err := jsonl.ReadFile(filepath.Join(state, res.SessionID+".jsonl"))
+		killed, err := jsonl.ReadFile(filepath.Join(state, res.SessionID+".jsonl"))
 		if err != nil {
 			t.Fatalf("trial %d: the killed session's log does not read: %v", i, err)
-		}
-		if n := len(d.Events); n > 0 {
-			where[lastKind(d.Events[n-1].Type)]++
 		}
 
 		q := startACP(t, state, base)
 		q.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
 		q.await(t, 1)
-		q.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"session/load","params":{"sessionId":%q,"cwd":%q,"mcpServers":[]}}`, res.SessionID, dir))
-		if r := q.await(t, 2); r["error"] != nil {
-			t.Fatalf("trial %d: load after the kill failed: %s", i, r["error"])
+		ids := []string{res.SessionID}
+		paths, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
+		for _, path := range paths {
+			if id := strings.TrimSuffix(filepath.Base(path), ".jsonl"); id != res.SessionID {
+				ids = append(ids, id)
+			}
+		}
+		for k, id := range ids {
+			q.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/load","params":{"sessionId":%q,"cwd":%q,"mcpServers":[]}}`, 10+k, id, dir))
+			if r := q.await(t, 10+k); r["error"] != nil {
+				t.Fatalf("trial %d: load of %s after the kill failed: %s", i, id, r["error"])
+			}
 		}
 		q.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"continue"}]}}`, res.SessionID))
 		if r := q.await(t, 3); r["error"] != nil {
@@ -165,7 +232,7 @@ func TestCrashSoak(t *testing.T) {
 		_ = q.cmd.Wait()
 		srv.Close()
 
-		d, err = jsonl.ReadFile(filepath.Join(state, res.SessionID+".jsonl"))
+		d, err := jsonl.ReadFile(filepath.Join(state, res.SessionID+".jsonl"))
 		if err != nil {
 			t.Fatalf("trial %d: %v", i, err)
 		}
@@ -176,8 +243,8 @@ func TestCrashSoak(t *testing.T) {
 		if c := sessionlog.Repair(l.Events()); c != nil {
 			t.Fatalf("trial %d: the resumed log still has an open turn", i)
 		}
+		check(t, i, dir, state, res.SessionID, killed)
 	}
-	t.Logf("%d kills; the log ended in: %v", trials, where)
 }
 
 // lastKind buckets where a kill landed by the last durable event.
