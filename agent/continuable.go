@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/reel-agent/reel/agent/llm"
@@ -169,22 +170,17 @@ func (s *Session) settle(k *kid) {
 	e.log.Info("background subagent settled", "session", s.id, "child", k.id, "notice", notice.Content[0].Text)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Under s.mu with the delivery: a held parent (Config.HoldForChildren)
+	// never sees the child stopped without its notice.
 	s.kids.setRunning(k, false)
-	if s.closed {
-		return
-	}
 	// A busy parent takes it at its next step; so does one the user
 	// cancelled (quiet): the notice joins the next prompt's first step
 	// instead of starting a turn of its own.
 	t := nextTurn
-	if s.busyLocked() || s.ts.quiet {
+	if s.ts.turning || s.ts.quiet {
 		t = nextStep
 	}
-	s.ts.inbox = append(s.ts.inbox, inboxItem{msg: notice, target: t})
-	signal(&s.ts.arrived)
-	if !s.ts.turning && !s.ts.quiet && !e.shutting.Load() {
-		s.startInboxLocked()
-	}
+	s.deliverLocked(notice, t, true)
 }
 
 // forget closes a released child's log and drops it from the live
@@ -596,7 +592,7 @@ func (s *Session) interruptKids() {
 // the user's cancel interrupted have settled, so that their notices reach
 // the prompt that follows the cancel.
 func (s *Session) waitStopped(ctx context.Context) {
-	deadline := timeAfter(closeTimeout)
+	deadline := time.After(closeTimeout)
 	for {
 		s.mu.Lock()
 		ch := waitOn(&s.ts.arrived)

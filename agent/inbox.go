@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"time"
 
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -94,6 +95,11 @@ func (s *Session) SetClient(c Client) {
 func (s *Session) deliver(m sessionlog.UserMessage, t inboxTarget, wake bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.deliverLocked(m, t, wake)
+}
+
+// deliverLocked is deliver with s.mu held.
+func (s *Session) deliverLocked(m sessionlog.UserMessage, t inboxTarget, wake bool) bool {
 	if s.closed {
 		return false
 	}
@@ -104,10 +110,6 @@ func (s *Session) deliver(m sessionlog.UserMessage, t inboxTarget, wake bool) bo
 	}
 	return true
 }
-
-// busyLocked reports whether a turn loop holds the session (for a
-// settlement notice's target).
-func (s *Session) busyLocked() bool { return s.ts.turning }
 
 // claimLocked takes the inbox messages a turn (atTurn) or a step takes:
 // every next-step message, then, at a turn's start, one next-turn message.
@@ -314,7 +316,7 @@ func (s *Session) stopInbox() {
 	cancel()
 	select {
 	case <-done:
-	case <-timeAfter(closeTimeout):
+	case <-time.After(closeTimeout):
 		s.eng.log.Warn("a background turn did not end in time", "session", s.id)
 	}
 }

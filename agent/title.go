@@ -169,6 +169,18 @@ type titleState struct {
 }
 
 // eligibleLocked lists the human prompts with text on the log and reports
+// promptText is the text a title is made from: a user message's text
+// parts, one per line.
+func promptText(m sessionlog.UserMessage) string {
+	var parts []string
+	for _, p := range m.Content {
+		if p.Type == sessionlog.PartText {
+			parts = append(parts, p.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
 // whether it holds a title. s.mu is held.
 func (s *Session) eligibleLocked() (msgs []titleMessage, titled bool) {
 	evs := s.log.Log().Events()
@@ -182,13 +194,7 @@ func (s *Session) eligibleLocked() (msgs []titleMessage, titled bool) {
 			if err != nil || m.Source.Kind != sessionlog.SourceUser {
 				continue
 			}
-			var parts []string
-			for _, p := range m.Content {
-				if p.Type == sessionlog.PartText {
-					parts = append(parts, p.Text)
-				}
-			}
-			text := strings.Join(parts, "\n")
+			text := promptText(m)
 			if cleanTitle(text) != "" {
 				msgs = append(msgs, titleMessage{Seq: e.Seq, Text: text})
 			}

@@ -110,13 +110,7 @@ func TestCorpusTitles(t *testing.T) {
 				if err != nil || m.Source.Kind != sessionlog.SourceUser {
 					continue
 				}
-				var parts []string
-				for _, p := range m.Content {
-					if p.Type == sessionlog.PartText {
-						parts = append(parts, p.Text)
-					}
-				}
-				prompts[e.Seq] = strings.Join(parts, "\n")
+				prompts[e.Seq] = promptText(m)
 			case sessionlog.TypeSessionTitle:
 				td, err := sessionlog.DecodeData[sessionlog.SessionTitleData](e)
 				if err != nil {

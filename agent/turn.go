@@ -87,8 +87,6 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 // its records never interleave with the turn's.
 func titleDeadline() time.Time { return time.Now().Add(titleGrace) }
 
-// timeAfter is time.After (a name for the waits bounded by closeTimeout).
-func timeAfter(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // turn runs one turn of the session (holding it): a prompt's, or, with
 // prompt nil, one on the messages msgs its inbox holds.

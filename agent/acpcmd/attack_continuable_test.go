@@ -67,6 +67,17 @@ func awaitLog(t *testing.T, state, id, what string, ok func([]sessionlog.Event) 
 	}
 }
 
+// awaitRequests waits until the stand-in has served n requests (what: the
+// one awaited); it fails the test after a minute, a bound on a hang.
+func awaitRequests(t *testing.T, srv *standin.Server, n int, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); len(srv.Requests()) < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stand-in never served %s (request %d)", what, n)
+		}
+	}
+}
+
 // settledCount counts the settlement notices in a parent's log.
 func settledCount(events []sessionlog.Event) int {
 	n := 0
@@ -238,11 +249,7 @@ func TestBackgroundSubagentKilledMidTurn(t *testing.T) {
 		t.Fatalf("stopReason %q", stop)
 	}
 	// The child's call is in flight: the stand-in has served its request.
-	for deadline := time.Now().Add(time.Minute); len(srv.Requests()) < 3; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the background child never called the model")
-		}
-	}
+	awaitRequests(t, srv, 3, "the background child's model call")
 	time.Sleep(100 * time.Millisecond) // some of its stream is logged
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -295,11 +302,7 @@ func TestBackgroundSubagentEndsWithItsSession(t *testing.T) {
 			if stop, _ := p.prompt(sid, "start it"); stop != "end_turn" {
 				t.Fatalf("stopReason %q", stop)
 			}
-			for deadline := time.Now().Add(time.Minute); len(srv.Requests()) < 3; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the background child never called the model")
-				}
-			}
+			awaitRequests(t, srv, 3, "the background child's model call")
 			if how == "session/close" {
 				p.call("session/close", map[string]any{"sessionId": sid})
 				// Ended by the time close answers, not at exit.

@@ -36,16 +36,13 @@ func writeHooks(t *testing.T, dir string, byEvent map[string]string) string {
 // "point decision".
 func hookRecords(t *testing.T, state, sid string) []string {
 	t.Helper()
-	d, _, err := jsonl.ReadValid(filepath.Join(state, sid+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := logEvents(t, state, sid)
 	var out []string
-	for i := range d.Events {
-		if d.Events[i].Type != sessionlog.TypeHookResult {
+	for i := range events {
+		if events[i].Type != sessionlog.TypeHookResult {
 			continue
 		}
-		r, err := sessionlog.DecodeData[sessionlog.HookResultData](&d.Events[i])
+		r, err := sessionlog.DecodeData[sessionlog.HookResultData](&events[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -18,12 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/reel-agent/reel/agent/llm/standin"
 )
@@ -119,17 +115,7 @@ func TestAttackReadImage(t *testing.T) {
 	p := startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY="+secret), "acp", "--state-dir", state,
 		"--session-id", "S1", "--log-level", "debug", "--mode", "workspace-write",
 		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--image-input", "on")
-	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: readAttackMemory, Max: readAttackMemory}, nil); err != nil {
-		t.Fatalf("limiting reel's memory: %v", err)
-	}
-	var fired atomic.Bool
-	watchdog := time.AfterFunc(readAttackWatchdog, func() { fired.Store(true); _ = p.cmd.Process.Kill() })
-	defer func() {
-		watchdog.Stop()
-		if fired.Load() {
-			t.Errorf("watchdog: the attack did not end within %s, so reel hung and was killed", readAttackWatchdog)
-		}
-	}()
+	underAttack(t, p)
 
 	p.initialize()
 	sid := p.newSession(ws)

@@ -24,6 +24,24 @@ import (
 // reaching it means reel hung (it is no assertion on speed).
 const readAttackWatchdog = time.Minute
 
+// underAttack bounds the reel under attack: its address space to
+// readAttackMemory, its run to readAttackWatchdog (then it is killed and
+// the test fails as hung).
+func underAttack(t *testing.T, p *proc) {
+	t.Helper()
+	if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: readAttackMemory, Max: readAttackMemory}, nil); err != nil {
+		t.Fatalf("limiting reel's memory: %v", err)
+	}
+	var fired atomic.Bool
+	watchdog := time.AfterFunc(readAttackWatchdog, func() { fired.Store(true); _ = p.cmd.Process.Kill() })
+	t.Cleanup(func() {
+		watchdog.Stop()
+		if fired.Load() {
+			t.Errorf("watchdog: the attack did not end within %s, so reel hung and was killed", readAttackWatchdog)
+		}
+	})
+}
+
 // readAttackMemory is the address-space limit put on the reel under attack,
 // so that a regression (reading a device or a huge file whole) ends in
 // reel's own out-of-memory crash instead of taking the machine's memory.
@@ -105,17 +123,7 @@ func TestAttackReadBoundedFiles(t *testing.T) {
 			p := startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=standin"), "acp", "--state-dir", state,
 				"--session-id", "S1", "--log-level", "debug", "--mode", "danger-full-access",
 				"--provider", "deepseek", "--base-url", url, "--model", "standin")
-			if err := unix.Prlimit(p.cmd.Process.Pid, unix.RLIMIT_AS, &unix.Rlimit{Cur: readAttackMemory, Max: readAttackMemory}, nil); err != nil {
-				t.Fatalf("limiting reel's memory: %v", err)
-			}
-			var fired atomic.Bool
-			watchdog := time.AfterFunc(readAttackWatchdog, func() { fired.Store(true); _ = p.cmd.Process.Kill() })
-			defer func() {
-				watchdog.Stop()
-				if fired.Load() {
-					t.Errorf("watchdog: the attack did not end within %s, so reel hung and was killed", readAttackWatchdog)
-				}
-			}()
+			underAttack(t, p)
 
 			p.initialize()
 			sid := p.newSession(ws)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/sessionlog"
-	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
 
 // titleProblem reports what is wrong with a title an editor is shown ("" for
@@ -39,16 +38,13 @@ func titleProblem(s string) string {
 // "source title".
 func sessionTitles(t *testing.T, state, sid string) []string {
 	t.Helper()
-	d, _, err := jsonl.ReadValid(filepath.Join(state, sid+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := logEvents(t, state, sid)
 	var out []string
-	for i := range d.Events {
-		if d.Events[i].Type != sessionlog.TypeSessionTitle {
+	for i := range events {
+		if events[i].Type != sessionlog.TypeSessionTitle {
 			continue
 		}
-		td, err := sessionlog.DecodeData[sessionlog.SessionTitleData](&d.Events[i])
+		td, err := sessionlog.DecodeData[sessionlog.SessionTitleData](&events[i])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package acpcmd_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,22 +54,11 @@ func TestSubagents(t *testing.T) {
 	if code := p.finish(); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	parent, _, err := jsonl.ReadValid(filepath.Join(state, sid+".jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	results := map[string]string{}
-	for i := range parent.Events {
-		if e := &parent.Events[i]; e.Type == sessionlog.TypeToolResult {
-			d, _ := sessionlog.DecodeData[sessionlog.ToolResultData](e)
-			c := d.Message.Content[0]
-			results[c.ToolCallID] = c.Content[0].Text
-		}
-	}
+	res := results(t, logEvents(t, state, sid))
 	want := map[string]string{"p1": "ALPHA", "p2": "It said turn one done.", "p3": "Error: run_in_background is disabled for this tool instance (enableRunInBackground: false)"}
 	for id, w := range want {
-		if results[id] != w {
-			t.Errorf("result of %s = %q, want %q", id, results[id], w)
+		if res[id] != w {
+			t.Errorf("result of %s = %q, want %q", id, res[id], w)
 		}
 	}
 	logs, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
@@ -442,31 +432,20 @@ func TestAttackSubagentCannotWidenItsScope(t *testing.T) {
 	}
 	// The child's own results: the confined write denied, both escalations
 	// refused without asking.
-	results := map[string]string{}
-	logs, _ := filepath.Glob(filepath.Join(state, "*.jsonl"))
-	for _, l := range logs {
-		d, _, err := jsonl.ReadValid(l)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range d.Events {
-			if e := &d.Events[i]; e.Type == sessionlog.TypeToolResult {
-				r, _ := sessionlog.DecodeData[sessionlog.ToolResultData](e)
-				c := r.Message.Content[0]
-				results[c.ToolCallID] = c.Content[0].Text
-			}
-		}
+	res := results(t, logEvents(t, state, sid))
+	for _, c := range childLogs(t, state) {
+		maps.Copy(res, results(t, c.Events))
 	}
 	for _, id := range []string{"c2", "c3"} {
-		if !strings.Contains(results[id], "the approval policy of this session is never") {
-			t.Errorf("the child's escalation %s: %q", id, results[id])
+		if !strings.Contains(res[id], "the approval policy of this session is never") {
+			t.Errorf("the child's escalation %s: %q", id, res[id])
 		}
 	}
-	if r := results["c1"]; !strings.Contains(r, "Permission denied") && !strings.Contains(r, "denied") {
+	if r := res["c1"]; !strings.Contains(r, "Permission denied") && !strings.Contains(r, "denied") {
 		t.Errorf("the child's confined write outside: %q", r)
 	}
-	if results["p1"] != "child tried" {
-		t.Errorf("the parent's subagent call: %q", results["p1"])
+	if res["p1"] != "child tried" {
+		t.Errorf("the parent's subagent call: %q", res["p1"])
 	}
 	if seen, leaked := filesHolding(t, dir, func(b []byte) bool { return strings.Contains(string(b), key) }); seen == 0 || len(leaked) > 0 {
 		t.Errorf("read %d files; the key is in %v", seen, leaked)
