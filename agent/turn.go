@@ -87,7 +87,6 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 // its records never interleave with the turn's.
 func titleDeadline() time.Time { return time.Now().Add(titleGrace) }
 
-
 // turn runs one turn of the session (holding it): a prompt's, or, with
 // prompt nil, one on the messages msgs its inbox holds.
 func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []sessionlog.UserMessage) (StopReason, error) {
