@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -144,8 +142,11 @@ func describeWebFetch(args json.RawMessage) (string, Kind, []Location) {
 // (the reference's runtime wording). The zero value is ready to use; its
 // fields configure the tool and are read-only once it is in a [Set].
 type WebFetch struct {
-	// Transport sends the requests; nil means a transport that refuses to
-	// connect to link-local and multicast addresses (see guardedDial).
+	// Transport sends the requests; nil means a transport that uses no
+	// proxy and connects to no address blockedAddr refuses (see
+	// guardedDial). Whatever the transport, a URL whose host is a refused
+	// address literal or a metadata host name is refused before any
+	// request (checkDestination).
 	// Tests point it at a local server. The tool sets no cookie jar and
 	// follows redirects itself, whatever the transport.
 	Transport http.RoundTripper
@@ -279,61 +280,6 @@ func (w WebFetch) limits() WebFetch {
 	return l
 }
 
-// guardedTransport is http.DefaultTransport's settings with guardedDial
-// and no kept-alive connections (each call makes its own transport).
-func guardedTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = guardedDial((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
-	t.DisableKeepAlives = true
-	return t
-}
-
-// awsMetadataV6 is the IPv6 address of AWS's instance metadata service.
-var awsMetadataV6 = netip.MustParseAddr("fd00:ec2::254")
-
-// ErrBlockedAddress marks a fetch refused because its host resolves to a
-// link-local or multicast address.
-var ErrBlockedAddress = errors.New("address not fetched")
-
-// guardedDial resolves the host itself and connects only to an address
-// that is not link-local, multicast or unspecified, nor AWS's IPv6
-// metadata address (fd00:ec2::254): the model must not reach a cloud
-// metadata service (169.254.169.254) or a link-local device through the
-// agent. The address dialled is the one checked, so a DNS answer that
-// changes between check and connect gains nothing. Loopback and private
-// networks stay reachable: a local dev server is a common thing to fetch.
-// (The reference defers this protection; reel enables web_fetch by
-// default, so it cannot.)
-func guardedDial(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		if err != nil {
-			return nil, err
-		}
-		var lastErr error
-		for _, ip := range ips {
-			ip = ip.Unmap()
-			if ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() || ip == awsMetadataV6 {
-				lastErr = fmt.Errorf("%w: %s resolves to %s, a link-local, multicast or unspecified address (such as the cloud metadata service at 169.254.169.254), which web_fetch does not connect to", ErrBlockedAddress, host, ip)
-				continue
-			}
-			c, err := dial(ctx, network, net.JoinHostPort(ip.String(), port))
-			if err == nil {
-				return c, nil
-			}
-			lastErr = err
-		}
-		if lastErr == nil {
-			lastErr = fmt.Errorf("%s: no address", host)
-		}
-		return nil, lastErr
-	}
-}
-
 // webFetchError is a failure to fetch or show a resource; its message is
 // what the model sees after "Error: ".
 type webFetchError struct{ msg string }
@@ -349,7 +295,10 @@ func fetchFail(format string, args ...any) error {
 // reference does: at most maxLen bytes, absolute, http or https, a host,
 // no user or password. The URL is returned normalized (scheme and host in
 // lower case, default port dropped, "/" for an empty path), as the
-// reference's URL parser prints it.
+// reference's URL parser prints it; a host that ends in a number is an
+// IPv4 address in any WHATWG spelling ("2852039166", "0xA9FEA9FE",
+// "0251.0376.0251.0376", "169.254.169.254.") and is printed dotted, as
+// the reference's parser does, or the URL is invalid.
 func parseFetchURL(raw string, maxLen int) (*url.URL, error) {
 	if len(raw) > maxLen {
 		return nil, fetchFail("URL exceeds the maximum length of %d", maxLen)
@@ -370,6 +319,13 @@ func parseFetchURL(raw string, maxLen int) (*url.URL, error) {
 	}
 	u.Scheme = scheme
 	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if !strings.Contains(host, ":") {
+		if ip, numeric, ok := whatwgIPv4(host); ok {
+			host = ip.String()
+		} else if numeric {
+			return nil, fetchFail("invalid URL: %s", raw)
+		}
+	}
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
@@ -455,6 +411,9 @@ func (l WebFetch) fetch(ctx context.Context, raw string) (fetched, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	for redirects := 0; ; redirects++ {
+		if err := checkDestination(cur.Hostname()); err != nil {
+			return fetched{}, err
+		}
 		resp, err := l.get(tctx, client, cur)
 		if err != nil {
 			return fetched{}, l.transportError(ctx, tctx, err)

@@ -523,10 +523,13 @@ func FuzzWebFetchURL(f *testing.F) {
 }
 
 // TestWebFetchBlockedAddresses: without a test transport, web_fetch does
-// not connect to link-local, multicast or unspecified addresses (the cloud
-// metadata service), while loopback stays reachable.
+// not connect to link-local, multicast or unspecified addresses, cloud
+// metadata services in or outside link-local, by any spelling or IPv6
+// embedding of their address or by name, while loopback stays reachable.
 func TestWebFetchBlockedAddresses(t *testing.T) {
-	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/", "http://224.0.0.1/", "http://0.0.0.0:9/", "http://[::]:9/", "http://[fd00:ec2::254]/"} {
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/", "http://224.0.0.1/", "http://0.0.0.0:9/", "http://[::]:9/", "http://[fd00:ec2::254]/",
+		"http://100.100.100.200/", "http://168.63.129.16/", "http://[64:ff9b::a9fe:a9fe]/", "http://[::169.254.169.254]/", "http://[2002:a9fe:a9fe::1]/",
+		"http://2852039166/", "http://0xA9FEA9FE/", "http://0251.0376.0251.0376/", "http://169.254.169.254./", "http://metadata.google.internal./", "http://0/"} {
 		res, err := WebFetch{}.Run(context.Background(), &Env{Cwd: t.TempDir()}, json.RawMessage(`{"url":"`+u+`"}`))
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
