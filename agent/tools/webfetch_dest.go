@@ -46,7 +46,7 @@ var blockedV4 = []struct {
 	// 169.254.169.254, Tencent Cloud's at 169.254.0.23, Scaleway's at
 	// 169.254.42.42, ECS task metadata at 169.254.170.2 and EKS Pod
 	// Identity at 169.254.170.23 (sources at metadataV4).
-	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address, where cloud metadata services answer (169.254.169.254)"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address (169.254.0.0/16), where cloud metadata services answer"},
 	// 0.0.0.0/8, "this network" (RFC 1122): 0.0.0.0 reaches the local host.
 	{netip.MustParsePrefix("0.0.0.0/8"), `an unspecified ("this network") address`},
 	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
@@ -155,7 +155,7 @@ func blockedAddr(ip netip.Addr) string {
 	case ip.IsUnspecified():
 		return "the unspecified address"
 	case ip.IsLinkLocalUnicast():
-		return "a link-local address, where cloud metadata services answer (fe80::a9fe:a9fe)"
+		return "a link-local address (fe80::/10), where cloud metadata services answer"
 	case ip.IsMulticast():
 		return "a multicast address"
 	}

@@ -251,6 +251,7 @@ func badCases() []badCase {
 		{area: "cli", name: "standin without a script", run: command("standin"), want: "reel standin --script FILE"},
 		{area: "cli", name: "mcp-standin with an unknown mode", run: command("mcp-standin", "nope"), want: `unknown mode "nope"`},
 		{area: "fixture", name: "orphan scenario folder", run: withFile("fx/orphan/notes.txt", "x", withFile("fx/ok/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps"))), want: `fx/orphan: orphan scenario folder (no input.json)`},
+		{area: "tools", name: "web_fetch of the cloud metadata service by a decimal spelling of its address", run: withFile("s.json", standinCalling("web_fetch", `{\"url\":\"http://2852039166/latest/meta-data/\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame))), want: `Error: 169.254.169.254 is a link-local address`, loads: true},
 	}
 }
 
