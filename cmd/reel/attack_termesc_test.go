@@ -250,3 +250,45 @@ func startACPLogging(t *testing.T, stateDir, baseURL string, stderr io.Writer) *
 	}()
 	return p
 }
+
+// TestAttackTerminalEscapesSuiteReport: a scenario whose recorded model
+// answer carries terminal escapes, replayed by reel snapshot against a
+// golden it no longer matches, has the suite report print the differing
+// log event and transcript line — with the model's text in them escaped,
+// not raw.
+func TestAttackTerminalEscapesSuiteReport(t *testing.T) {
+	dir := t.TempDir()
+	fixtures := filepath.Join(dir, "fixtures")
+	if err := os.CopyFS(filepath.Join(fixtures, "text-turn"), os.DirFS("../../fixtures/text-turn")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(filepath.Join(dir, "snapshots"), os.DirFS("../../snapshots")); err != nil {
+		t.Fatal(err)
+	}
+	// The recorded answer starts with the attack; the replay streams it.
+	logPath := filepath.Join(fixtures, "text-turn", "session.jsonl")
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(hostile)
+	data = bytes.ReplaceAll(data, []byte("Hello fr"), append(quoted[1:len(quoted)-1:len(quoted)-1], "Hello fr"...))
+	if err := os.WriteFile(logPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(reelBin, "snapshot", "--fixtures", fixtures, "--snapshots", filepath.Join(dir, "snapshots"), "-run", "^text-turn$", "-j", "1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("the suite passed a scenario that no longer matches its golden:\n%s", out.Bytes())
+	}
+	if bad := badTerminalByte(out.Bytes()); bad != "" {
+		t.Errorf("reel snapshot stdout: %s", bad)
+	}
+	if bad := badTerminalByte(errb.Bytes()); bad != "" {
+		t.Errorf("reel snapshot stderr: %s", bad)
+	}
+	if !bytes.Contains(out.Bytes(), []byte("transcript: ")) || !bytes.Contains(out.Bytes(), []byte(`A\u001b]52;c;`)) {
+		t.Errorf("the report shows no transcript difference with the attack in it:\n%s", out.Bytes())
+	}
+}

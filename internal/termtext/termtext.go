@@ -194,8 +194,14 @@ type Writer struct {
 	pending []byte
 }
 
-// NewWriter returns a Writer escaping onto w.
+// NewWriter returns a Writer escaping onto w. If w is already a *Writer,
+// it is returned as is, so that layers which each protect their output
+// (cmd/reel's stderr, a command's stdout) never escape text twice; a Flush
+// through either layer then flushes the one Writer.
 func NewWriter(w io.Writer) *Writer {
+	if tw, ok := w.(*Writer); ok {
+		return tw
+	}
 	return &Writer{w: w}
 }
 

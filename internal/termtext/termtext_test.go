@@ -147,3 +147,15 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestNewWriterOnce(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	if NewWriter(w) != w {
+		t.Fatal("NewWriter over a Writer made a second layer")
+	}
+	_, _ = NewWriter(w).Write([]byte("\x1b"))
+	if out.String() != `\x{1b}` {
+		t.Errorf("got %q, want it escaped once", out.String())
+	}
+}
