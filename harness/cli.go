@@ -17,6 +17,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/harness/scenario"
+	"github.com/reel-agent/reel/internal/termtext"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 )
@@ -87,7 +88,22 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer, summary, trai
 // a summary line with counts and time, and the failures grouped by cause.
 // It returns ErrFailed when anything failed, and flag.ErrHelp (after
 // printing the help to stdout) for -h or --help.
+//
+// Reports and diffs quote the model's and its tools' text: stdout and
+// stderr go through a termtext.Writer, so control characters reach the
+// terminal escaped.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, exe string) error {
+	out, errw := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	err := mainRun(ctx, args, out, errw, exe)
+	for _, w := range []*termtext.Writer{out, errw} {
+		if ferr := w.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer, exe string) error {
 	fs := flag.NewFlagSet("reel snapshot", flag.ContinueOnError)
 	refresh := fs.Bool("refresh", false, "replay, then rewrite the expected logs and goldens from current behaviour (keyless)")
 	record := fs.Bool("record", false, "record against a real provider (key from the environment) or, with --standin, the stand-in model")

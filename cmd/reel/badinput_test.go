@@ -252,6 +252,7 @@ func badCases() []badCase {
 		{area: "cli", name: "mcp-standin with an unknown mode", run: command("mcp-standin", "nope"), want: `unknown mode "nope"`},
 		{area: "fixture", name: "orphan scenario folder", run: withFile("fx/orphan/notes.txt", "x", withFile("fx/ok/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps"))), want: `fx/orphan: orphan scenario folder (no input.json)`},
 		{area: "tools", name: "web_fetch of the cloud metadata service by a decimal spelling of its address", run: withFile("s.json", standinCalling("web_fetch", `{\"url\":\"http://2852039166/latest/meta-data/\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame))), want: `Error: 169.254.169.254 is a link-local address`, loads: true},
+		{area: "log", name: "message text with terminal escapes (OSC 52, CR, C1 CSI, bidi override) in reel log show", run: withFile("l.jsonl", lines(ts, `{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"hi\u001b]52;c;eA==\u0007\r\u009b2J\u202e!"}],"role":"user"},"surfaceOp":"append"}`, te2), command("log", "show", "l.jsonl")), want: `hi\x{1b}]52;c;eA==\x{07}\x{0d}\u{9b}2J\u{202e}!`, loads: true},
 	}
 }
 

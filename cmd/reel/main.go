@@ -18,6 +18,7 @@ import (
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/harness"
 	"github.com/reel-agent/reel/harness/equiv"
+	"github.com/reel-agent/reel/internal/termtext"
 	"github.com/reel-agent/reel/sessionlog/logcmd"
 )
 
@@ -48,9 +49,16 @@ func main() {
 		stop()
 		os.Exit(code)
 	}
-	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		os.Exit(report(err, os.Stderr))
+	// Diagnostics may quote what a model or tool wrote: stderr reaches
+	// the terminal through termtext, escaped. (stdout is the commands' own:
+	// protocol frames for acp, escaped human output for log and snapshot.)
+	stderr := termtext.NewWriter(os.Stderr)
+	code := 0
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, stderr); err != nil {
+		code = report(err, stderr)
 	}
+	_ = stderr.Flush()
+	os.Exit(code)
 }
 
 // report turns run's error into the exit status: a help request

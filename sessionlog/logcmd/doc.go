@@ -14,6 +14,13 @@
 //
 // Every command prints its help to stdout and succeeds on -h or --help.
 //
+// A log holds what a model and its tools wrote, so human output (list,
+// verify, show, surface, repair, an added command such as diff) and
+// anything written to stderr go through a termtext.Writer: control
+// characters, bidi controls and invalid UTF-8 are shown escaped. request
+// and surface --json print exact JSON (DEL, C1 and bidi as \u escapes);
+// encode prints the canonical JSONL as it is, for files.
+//
 // A caller may add commands that live where logcmd cannot reach (a
 // Command passed to Run): cmd/reel adds `diff`, the harness's semantic
 // comparison of two runs.

@@ -1,6 +1,7 @@
 package logcmd
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reel-agent/reel/internal/termtext"
 	"github.com/reel-agent/reel/sessionlog"
 	"github.com/reel-agent/reel/sessionlog/jsonl"
 )
@@ -76,7 +78,33 @@ func usageText(extra []Command) string {
 // Run executes `reel log ARGS`. -h or --help, alone or after a command,
 // prints help to stdout and returns nil. extra adds commands defined
 // elsewhere (see Command); a built-in command of the same name wins.
+//
+// What a log holds is the model's and its tools' text: human output goes
+// to stdout, and anything to stderr, through a termtext.Writer, so control
+// characters reach the terminal escaped. The machine outputs — request's
+// JSON, surface --json, encode's JSONL — are written as they are (JSON
+// escapes controls itself; see writeJSON).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...Command) error {
+	errw := termtext.NewWriter(stderr)
+	err := run(ctx, args, stdout, errw, extra)
+	return flushed(err, errw)
+}
+
+// human runs f with stdout escaped for a terminal.
+func human(stdout io.Writer, f func(io.Writer) error) error {
+	w := termtext.NewWriter(stdout)
+	return flushed(f(w), w)
+}
+
+// flushed flushes w and returns err, or the flush's error if err is nil.
+func flushed(err error, w *termtext.Writer) error {
+	if ferr := w.Flush(); err == nil {
+		return ferr
+	}
+	return err
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, extra []Command) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText(extra))
 		return fmt.Errorf("%w: reel log needs a command", ErrUsage)
@@ -90,7 +118,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...
 				return nil
 			}
 			if x, ok := lookupExtra(extra, rest[0]); ok {
-				return helpOK(x.Run(ctx, []string{"-h"}, stdout, stderr))
+				return human(stdout, func(w io.Writer) error { return helpOK(x.Run(ctx, []string{"-h"}, w, stderr)) })
 			}
 		}
 		fmt.Fprint(stdout, usageText(extra))
@@ -99,7 +127,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...
 	c, ok := lookup(name)
 	if !ok {
 		if x, ok := lookupExtra(extra, name); ok {
-			return helpOK(x.Run(ctx, rest, stdout, stderr))
+			return human(stdout, func(w io.Writer) error { return helpOK(x.Run(ctx, rest, w, stderr)) })
 		}
 		fmt.Fprint(stderr, usageText(extra))
 		return fmt.Errorf("%w: unknown log command %q", ErrUsage, name)
@@ -112,7 +140,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, extra ...
 	if err != nil {
 		return err
 	}
-	return c.run(ctx, o, stdout)
+	if c.machine(o) {
+		return c.run(ctx, o, stdout)
+	}
+	return human(stdout, func(w io.Writer) error { return c.run(ctx, o, w) })
+}
+
+// machine reports whether the command, as invoked, prints for programs
+// (JSON, JSONL) rather than for a human.
+func (c *command) machine(o *opts) bool {
+	return c.name == "request" || c.name == "encode" || c.surface && o.json
 }
 
 // lookupExtra finds an extra command by name.
@@ -409,11 +446,20 @@ func request(o *opts, stdout io.Writer) error {
 	return writeJSON(stdout, req)
 }
 
+// writeJSON prints v as indented JSON. encoding/json escapes C0 controls
+// but leaves DEL, C1 controls and bidi characters raw; termtext.EscapeJSON
+// writes those as \uXXXX too, so the output decodes to exactly v and
+// carries nothing a terminal acts on.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termtext.EscapeJSON(b.Bytes()))
+	return err
 }
 
 // showLine is one line of `reel log show` before the columns are sized.
