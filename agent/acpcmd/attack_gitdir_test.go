@@ -329,3 +329,39 @@ func TestAttackNetworkOffDenialNamed(t *testing.T) {
 		t.Errorf("write_out: result %q; want the denial marker naming a write outside the roots", r)
 	}
 }
+
+// TestAttackGitDirCreated: in a workspace that is not a repository, a
+// command makes one (git init) and plants a core.fsmonitor command in it.
+// Nothing can be mounted over a .git that does not exist yet, so
+// sandbox-exec moves a .git the command created aside when it ends: the
+// user's git in the workspace finds no repository of the model's, and the
+// model is told.
+func TestAttackGitDirCreated(t *testing.T) {
+	needLandlock(t)
+	dir, ws, out := awDirs(t)
+	x := filepath.Join(out, "X")
+	results := gdRun(t, "workspace-write", dir, ws, nil, []standin.Response{
+		gdBash("git_init", fmt.Sprintf("git init -q && git config core.fsmonitor 'touch %s' && echo planted", x)),
+		gdBash("reel_init", "mkdir -p .reel/skills/evil && echo x > .reel/skills/evil/SKILL.md"),
+		{Text: "done"},
+	})
+	status := exec.Command("git", "status")
+	status.Dir, status.Env = ws, append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+dir, "GIT_CEILING_DIRECTORIES="+dir)
+	b, _ := status.CombinedOutput()
+	if _, err := os.Stat(x); err == nil {
+		t.Errorf("ESCAPE: the user's git status ran the planted command: %s exists (git said %q)", x, b)
+	}
+	for _, n := range []string{".git", ".reel"} {
+		if _, err := os.Lstat(filepath.Join(ws, n)); err == nil {
+			t.Errorf("ESCAPE: the command's %s is still at the workspace root", n)
+		}
+		if m, _ := filepath.Glob(filepath.Join(ws, n+".reel-quarantine-*")); len(m) != 1 {
+			t.Errorf("%s: quarantined copies %v, want one", n, m)
+		}
+	}
+	for _, id := range []string{"git_init", "reel_init"} {
+		if r := results[id]; !strings.Contains(r, gdDenied) || !strings.Contains(r, gdProtected) || !strings.Contains(r, "moved away") {
+			t.Errorf("%s: result %q; want the denial marker, %q and the quarantine note", id, r, gdProtected)
+		}
+	}
+}
