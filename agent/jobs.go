@@ -114,7 +114,7 @@ func (o jobOwner) JobSandbox(exitCode int, stderr string, startErr error) string
 	case sandbox.Unavailable:
 		return fmt.Sprintf(runnerFailedLine, o.mode)
 	case sandbox.Denied:
-		return sandbox.Marker(o.mode) + " the sandbox blocked a write outside the writable roots; the command's other effects stand."
+		return sandbox.DenialNote(o.mode, stderr, o.s != nil && o.s.eng.cfg.NetworkOff)
 	}
 	return ""
 }

@@ -115,7 +115,7 @@ func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result)
 	code, _ := strconv.Atoi(m[1])
 	switch sandbox.Classify(code, res.Text, mode) {
 	case sandbox.Denied:
-		res.Text = sandbox.Marker(mode) + " the sandbox blocked a write outside the writable roots; the command's other effects stand.\n" + res.Text
+		res.Text = c.sb.DenialNote(mode, res.Text) + "\n" + res.Text
 	case sandbox.Unavailable:
 		// The command did not run: that is an error result.
 		res.IsError = true

@@ -117,6 +117,23 @@
 // confine metadata changes (chmod, chown, utime), nor writes through a hard
 // link that already existed inside the root before the command ran.
 //
+// # Read-only places inside the workspace
+//
+// In workspace-write the workspace's .git and reel's per-project .reel stay
+// read-only ([Protected]): git runs what .git holds (core.fsmonitor, hooks,
+// filters) at the user's next git command, outside any sandbox, and reel
+// loads .reel/skills into later sessions. Landlock cannot deny a subtree of
+// a granted one, so sandbox-exec first moves itself into a private mount
+// namespace (propagation off: nothing reaches the host) and bind-mounts
+// each protected path that exists read-only over itself, then applies the
+// ruleset (which forbids the command any mount change). As root it
+// unshares the namespace itself; otherwise the Sandbox starts it in a user
+// namespace mapping the user to itself, keeping CAP_SYS_ADMIN there until
+// sandbox-exec drops every capability. When neither works the command does
+// not run ([ErrSetup]). A .git or .reel that a command creates at the root
+// is renamed aside when the command ends ([QuarantineNote]); repositories
+// nested in subdirectories are not protected.
+//
 // # Temporary directories
 //
 // Each Sandbox makes, on first use, one private base directory with a
@@ -155,12 +172,15 @@
 // RESOLVE_BENEATH|RESOLVE_NO_MAGICLINKS) and write through that
 // descriptor, so a symbolic link, ".." or /proc magic link leading out, a
 // rename racing the write, or a hard-linked file is refused with the
-// marker (see the tools package, section Paths).
+// marker (see the tools package, section Paths). The Guard is also a
+// [tools.Shield]: the tools refuse the [Protected] paths by name and by
+// where the opened descriptor lies.
 //
 // # Denials
 //
 // A denial is reported to the model with the fixed marker [DenialMarker]
 // naming the mode; the Guard's errors start with it. [Classify] tells a
 // sandbox denial in a command's result from an ordinary failure and from a
-// sandbox that could not be set up.
+// sandbox that could not be set up; [DenialNote] says what was blocked (a
+// write outside the roots, a write to .git or .reel, a network access).
 package sandbox

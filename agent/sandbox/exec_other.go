@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 var errNotLinux = errors.New("landlock and the supervisor exist only on Linux")
@@ -19,3 +20,10 @@ func Probe() (abi int, err error) {
 func supervise(_ int, _ execArgs, path string, _ []string) error {
 	return fmt.Errorf("%w: supervising %s: %w", ErrSetup, path, errNotLinux)
 }
+
+// QuarantineNote starts the line sandbox-exec prints when it moved a .git
+// or .reel the command created out of the way (Linux only).
+const QuarantineNote = "reel sandbox: moved away"
+
+// userNSAttr is Linux only: nothing to add elsewhere.
+func userNSAttr() (*syscall.SysProcAttr, error) { return nil, nil }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/reel-agent/reel/agent/tools"
 )
 
 // guard is the in-process write confinement of one mode and root: it names
@@ -39,12 +41,27 @@ func (g *guard) WriteRoots(path string) ([]string, error) {
 	if g.tmp != "" && g.tmp != g.root {
 		roots = append(roots, g.tmp)
 	}
+	for _, d := range Protected(g.root) {
+		if beneath(p, d) {
+			return nil, g.Refuse(path, "it lies in "+d+": "+tools.ReadOnlyReason)
+		}
+	}
 	for _, r := range roots {
 		if beneath(p, r) {
 			return roots, nil
 		}
 	}
 	return nil, fmt.Errorf("%s write to %s is outside the writable roots %s", marker, path, strings.Join(roots, " and "))
+}
+
+// ReadOnlyDirs implements tools.Shield: in workspace-write the
+// [Protected] paths of the root, which the file tools must not write even
+// when a symbolic link leads there.
+func (g *guard) ReadOnlyDirs() []string {
+	if g.mode != WorkspaceWrite {
+		return nil
+	}
+	return Protected(g.root)
 }
 
 // Refuse implements tools.Refuser: a refusal the tools found while opening

@@ -21,14 +21,17 @@ const helperEnv = "REEL_SANDBOX_TEST_HELPER"
 // and into a parent of a supervised command with "TESTBIN
 // sandbox-test-parent MODE ROOT TEMPROOT SCRIPT" (see runParent).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "sandbox-exec" || os.Args[1] == "sandbox-test-parent") {
+	if len(os.Args) > 1 && (os.Args[1] == "sandbox-exec" || os.Args[1] == "sandbox-test-parent" || os.Args[1] == "sandbox-test-run") {
 		if os.Getenv(helperEnv) != "1" {
 			// Never fall through to running the tests again.
 			fmt.Fprintf(os.Stderr, "test binary run as %s without %s=1\n", os.Args[1], helperEnv)
 			os.Exit(ExitUsage)
 		}
-		if os.Args[1] == "sandbox-test-parent" {
+		switch os.Args[1] {
+		case "sandbox-test-parent":
 			runParent(os.Args[2:])
+		case "sandbox-test-run":
+			runOnce(os.Args[2:])
 		}
 		err := Exec(os.Args[2:])
 		fmt.Fprintln(os.Stderr, err)

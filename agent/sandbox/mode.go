@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -104,11 +105,95 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// denialTexts are the strerror texts of the errors Landlock causes.
+// denialTexts are the strerror texts of the errors Landlock causes, and
+// of those the read-only mounts of workspace-write cause.
 var denialTexts = [...]string{
 	"Permission denied",         // EACCES: most refused accesses
 	"Operation not permitted",   // EPERM
-	"Invalid cross-device link", // EXDEV: refused rename or link between directories
+	"Invalid cross-device link", // EXDEV: refused rename or link between directories (or mounts)
+	"Read-only file system",     // EROFS: a write under a read-only .git or .reel
+}
+
+// busyText is EBUSY's text: renaming or removing a protected mount point.
+// It counts as a denial only on a line naming .git or .reel.
+const busyText = "Device or resource busy"
+
+// denialLine reports whether the stderr line reports a refused access.
+func denialLine(line string) bool {
+	if strings.Contains(line, QuarantineNote) || strings.Contains(line, busyText) && namesProtected(line) {
+		return true
+	}
+	for _, t := range denialTexts {
+		if strings.Contains(line, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesProtected reports whether line names one of the protected names.
+func namesProtected(line string) bool {
+	for _, n := range protectedNames {
+		if strings.Contains(line, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// networkWords mark a denial line (lower-cased) as a refused network
+// access: the wording of the calls and of common tools' messages, with
+// punctuation so that a file name holding "network" does not count.
+var networkWords = [...]string{"connect:", "connect(", "connect to", "bind:", "bind(", "socket:", "socket(", "/dev/tcp/", "/dev/udp/", "dial tcp"}
+
+// The denial notes: what DenialNote says the sandbox blocked.
+const (
+	// DeniedWrite is a write outside the writable roots (or, in
+	// read-only, any write).
+	DeniedWrite = "a write outside the writable roots"
+	// DeniedProtected is a write to the read-only .git or .reel.
+	DeniedProtected = "a write to the workspace's .git or .reel (the workspace's .git and reel's .reel are read-only in workspace-write: git and reel run what they hold outside the sandbox; changing them needs an approved escalation)"
+	// DeniedNetwork is a TCP connect or bind with the network off.
+	DeniedNetwork = "a network connection or bind (the network is switched off)"
+)
+
+// DenialNote returns the note put before the output of a command that
+// Classify found Denied: the denial marker and what the sandbox blocked,
+// told from the lines of stderr that report a refused access. A line
+// naming .git or .reel (or reporting a read-only file system, or reel's
+// own quarantine note) in workspace-write is a write to the protected
+// directories; with networkOff, a line about a connection, bind, socket or
+// /dev/tcp is a refused network access; any other is a write outside the
+// writable roots. The kernel reports all of these with the same errors, so
+// this reads the command's own wording: a command that words its error
+// otherwise gets the plain write note.
+func DenialNote(mode Mode, stderr string, networkOff bool) string {
+	var protected, network, write bool
+	for line := range strings.Lines(stderr) {
+		if !denialLine(line) {
+			continue
+		}
+		lower := strings.ToLower(line)
+		switch {
+		case mode == WorkspaceWrite && (namesProtected(line) || strings.Contains(line, "Read-only file system") || strings.Contains(line, QuarantineNote)):
+			protected = true
+		case networkOff && slices.ContainsFunc(networkWords[:], func(w string) bool { return strings.Contains(lower, w) }):
+			network = true
+		default:
+			write = true
+		}
+	}
+	var what []string
+	if protected {
+		what = append(what, DeniedProtected)
+	}
+	if network {
+		what = append(what, DeniedNetwork)
+	}
+	if write || len(what) == 0 {
+		what = append(what, DeniedWrite)
+	}
+	return Marker(mode) + " the sandbox blocked " + strings.Join(what, ", and ") + "; the command's other effects stand."
 }
 
 // Classify tells what the exit status and stderr of a command run under mode
@@ -129,8 +214,8 @@ func Classify(exitCode int, stderr string, mode Mode) Outcome {
 	case !mode.Confines():
 		return Failed
 	}
-	for _, t := range denialTexts {
-		if strings.Contains(stderr, t) {
+	for line := range strings.Lines(stderr) {
+		if denialLine(line) {
 			return Denied
 		}
 	}

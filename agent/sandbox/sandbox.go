@@ -254,8 +254,15 @@ func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 			}
 			args = append(args, "--tmp", tmp)
 		}
+		var attr *syscall.SysProcAttr
+		if mode == WorkspaceWrite {
+			if attr, err = userNSAttr(); err != nil {
+				return nil, err
+			}
+		}
 		args = append(args, "--", "bash", "-c", script)
 		cmd := exec.CommandContext(ctx, s.exe, args...)
+		cmd.SysProcAttr = attr
 		cmd.Dir = workdir
 		cmd.ExtraFiles = []*os.File{live}
 		// Ask the supervisor to end the tree; it kills every descendant
@@ -263,6 +270,11 @@ func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 		return cmd, nil
 	}
+}
+
+// DenialNote is [DenialNote] with this Sandbox's network setting.
+func (s *Sandbox) DenialNote(mode Mode, stderr string) string {
+	return DenialNote(mode, stderr, !s.network)
 }
 
 // Describe says, for the system prompt, what mode allows, and says plainly
@@ -279,7 +291,7 @@ func describe(mode Mode, abi int, network bool) string {
 	case ReadOnly:
 		text = "Commands and file tools may read and execute anything but write nothing (only /dev/null and similar devices)."
 	case WorkspaceWrite:
-		text = "Commands and file tools may read and execute anything but write only under the working directory and the sandbox temp directory ($TMPDIR in commands); writes elsewhere are denied."
+		text = "Commands and file tools may read and execute anything but write only under the working directory and the sandbox temp directory ($TMPDIR in commands); writes elsewhere are denied. The working directory's .git and .reel are read-only, because git and reel run what they hold outside the sandbox: git commands that write them (add, commit, config) fail, a .git or .reel a command creates there is moved away when it ends, and such a change needs an approved escalation."
 	case DangerFullAccess:
 		return "Nothing is confined: commands and file tools may change anything the user can."
 	default:

@@ -41,6 +41,14 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: prctl(PR_SET_CHILD_SUBREAPER): %w", ErrSetup, err)
 	}
+	var watched []rootEntry
+	if a.mode == WorkspaceWrite {
+		// Before the capabilities go: the mounts need CAP_SYS_ADMIN.
+		if err := shield(a.root); err != nil {
+			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
+		}
+		watched = watchRoot(a.root)
+	}
 	if a.mode != DangerFullAccess {
 		// No capability survives into a confined program, even when reel
 		// runs as root: without CAP_SYS_PTRACE it cannot read reel's
@@ -76,15 +84,22 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	select {
 	case ws := <-exited:
 		killTree()
+		moved := quarantine(watched)
 		if ws.Signaled() {
 			dieBySignal(ws.Signal())
 		}
-		exitNow(ws.ExitStatus())
+		if code := ws.ExitStatus(); code != 0 || !moved {
+			exitNow(code)
+		}
+		// The command "succeeded" at something that was undone.
+		exitNow(1)
 	case sig := <-sigs:
 		killTree()
+		quarantine(watched)
 		dieBySignal(sig.(syscall.Signal))
 	case <-lost:
 		killTree()
+		quarantine(watched)
 		dieBySignal(syscall.SIGHUP)
 	}
 	return nil // not reached

@@ -75,11 +75,32 @@ func (e *Env) rewriteConfined(p string, roots []string, create bool, how resolve
 	if !ok {
 		return nil, "", FileVersion{}, e.refuse(p, "it is beneath none of the writable roots "+strings.Join(roots, ", "))
 	}
-	old, updated, after, err := rewriteBeneath(p, root, rel, create, how, change)
+	var ro []string
+	if s, ok := e.Guard.(Shield); ok {
+		for _, d := range s.ReadOnlyDirs() {
+			ro = append(ro, resolvedDir(d))
+		}
+	}
+	old, updated, after, err := rewriteBeneath(p, root, rel, create, how, ro, change)
 	if r, ok := errors.AsType[*refusal](err); ok {
 		return nil, "", FileVersion{}, e.refuse(p, r.reason)
 	}
 	return old, updated, after, err
+}
+
+// resolvedDir returns the absolute path d with its symbolic links
+// resolved as far as it exists (the rest joined on as named).
+func resolvedDir(d string) string {
+	for p, rest := filepath.Clean(d), ""; ; {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(d)
+		}
+		rest, p = filepath.Join(filepath.Base(p), rest), parent
+	}
 }
 
 // beneathRoots returns the first of roots that the clean absolute path p

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -186,7 +188,7 @@ const fileFlags = unix.O_RDWR | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 // the descriptor. With create it creates the missing parent directories
 // (each by mkdirat on the held descriptor of its parent) and the file.
 // created reports that the file did not exist.
-func openTarget(open openFunc, root, rel string, create bool) (fd int, created bool, err error) {
+func openTarget(open openFunc, root, rel string, create bool, ro []string) (fd int, created bool, err error) {
 	rootfd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, false, fmt.Errorf("cannot open the writable root %s: %w", root, err)
@@ -196,7 +198,7 @@ func openTarget(open openFunc, root, rel string, create bool) (fd int, created b
 	if err == nil || !create || !errors.Is(err, unix.ENOENT) {
 		return fd, false, err
 	}
-	if err := mkdirBeneath(open, rootfd, filepath.Dir(rel)); err != nil {
+	if err := mkdirBeneath(open, rootfd, filepath.Dir(rel), ro); err != nil {
 		return -1, false, err
 	}
 	fd, err = open(rootfd, rel, fileFlags|unix.O_CREAT|unix.O_EXCL, 0o644)
@@ -212,8 +214,10 @@ func openTarget(open openFunc, root, rel string, create bool) (fd int, created b
 // mkdirBeneath makes the directory dir (relative to rootfd) and its missing
 // parents, one component at a time: each prefix is opened beneath rootfd,
 // and a missing one is made with mkdirat on the descriptor of its parent,
-// which was itself opened beneath rootfd.
-func mkdirBeneath(open openFunc, rootfd int, dir string) error {
+// which was itself opened beneath rootfd. Every directory opened on the
+// way (so the one the file is then created in) is checked against the
+// read-only directories ro first: nothing is made inside one.
+func mkdirBeneath(open openFunc, rootfd int, dir string, ro []string) error {
 	names := pathNames(dir)
 	parent := rootfd
 	defer func() {
@@ -238,20 +242,51 @@ func mkdirBeneath(open openFunc, rootfd int, dir string) error {
 			unix.Close(parent)
 		}
 		parent = fd
+		if err := shielded(fd, ro); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shielded returns a *refusal when the file or directory fd lies in one of
+// the read-only directories ro (absolute, symbolic links resolved), by the
+// path the kernel gives for fd in /proc/self/fd: whatever symbolic links or
+// ".." led there, that is where the descriptor is. When the path cannot be
+// read it refuses too (fail closed).
+func shielded(fd int, ro []string) error {
+	if len(ro) == 0 {
+		return nil
+	}
+	where, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil {
+		return &refusal{fmt.Sprintf("cannot tell where the file lies (%v), and %s", err, ReadOnlyReason)}
+	}
+	for _, d := range ro {
+		if where == d || strings.HasPrefix(where, d+"/") {
+			return &refusal{fmt.Sprintf("it lies in %s: %s", d, ReadOnlyReason)}
+		}
 	}
 	return nil
 }
 
 // rewriteBeneath is rewriteConfined's work on Linux: open rel beneath root
-// (see openTarget), refuse anything but a regular file with one link, read
+// (see openTarget), refuse a file in one of the read-only directories ro
+// (see shielded), refuse anything but a regular file with one link, read
 // the current content (bounded), then truncate and write through the same
 // descriptor, and return the version the descriptor has after the write.
-func rewriteBeneath(p, root, rel string, create bool, how resolveMode, change changeFunc) (*string, string, FileVersion, error) {
-	fd, created, err := openTarget(opener(how), root, rel, create)
+func rewriteBeneath(p, root, rel string, create bool, how resolveMode, ro []string, change changeFunc) (*string, string, FileVersion, error) {
+	fd, created, err := openTarget(opener(how), root, rel, create, ro)
+	if _, ok := errors.AsType[*refusal](err); ok {
+		return nil, "", FileVersion{}, err
+	}
 	if err != nil {
 		return nil, "", FileVersion{}, openFailure(p, root, create, err)
 	}
 	defer unix.Close(fd)
+	if err := shielded(fd, ro); err != nil {
+		return nil, "", FileVersion{}, err
+	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, "", FileVersion{}, fmt.Errorf("cannot access %s: %w", p, err)

@@ -131,6 +131,23 @@ type Refuser interface {
 	Refuse(path, reason string) error
 }
 
+// Shield is implemented by a [Guard] that keeps directories inside its
+// writable roots read-only (in workspace-write: the workspace's .git and
+// reel's per-project .reel, whose contents run outside the sandbox later).
+// write and edit refuse a file that, as the kernel resolves the path,
+// lies in one of them, and make no directory in one; the refusal's reason
+// ends with [ReadOnlyReason].
+type Shield interface {
+	// ReadOnlyDirs returns the read-only directories (absolute; symbolic
+	// links in them are followed). A name in it may also be a file (a
+	// .git file pointing at a git directory elsewhere).
+	ReadOnlyDirs() []string
+}
+
+// ReadOnlyReason is the reason every refusal of a write into a [Shield]'s
+// read-only directories gives, for the model.
+const ReadOnlyReason = "the workspace's .git and reel's .reel are read-only in workspace-write, because what they hold (git hooks and config, project skills) runs outside the sandbox later; if the user's task needs this change, retry the single call with sandbox_permissions danger-full-access and a justification"
+
 // GuardFunc adapts a function to the [Guard] interface.
 type GuardFunc func(path string) ([]string, error)
 
