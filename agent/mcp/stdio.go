@@ -38,6 +38,10 @@ type process struct {
 	stderrR    *os.File
 	stderrDone chan struct{}
 	stderr     stderrLog
+
+	// reaperLive is the write end of the reaper's pipe (see startReaper);
+	// nil when the reaper could not start.
+	reaperLive *os.File
 }
 
 // startProcess starts the server of cfg. The returned files are the read
@@ -84,6 +88,10 @@ func startProcess(cfg *ServerConfig, opts *Options, log *slog.Logger) (p *proces
 		exited: make(chan struct{}), stderrR: errR, stderrDone: make(chan struct{}),
 	}
 	p.stderr.log = log
+	if p.reaperLive, err = startReaper(p.pid); err != nil {
+		log.Warn("mcp: the server may outlive reel if reel is killed", "pid", p.pid, "err", err)
+		err = nil
+	}
 	go p.wait()
 	go p.readStderr()
 	return p, outR, inW, nil
@@ -182,6 +190,9 @@ func (p *process) stop(grace time.Duration) {
 	<-p.exited
 	// Anything its group forked meanwhile.
 	p.signal(syscall.SIGKILL)
+	if p.reaperLive != nil {
+		_ = p.reaperLive.Close()
+	}
 	p.finishStderr()
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -244,10 +245,21 @@ func TestFailuresAreReportedPerServer(t *testing.T) {
 	if f := byName["hangs"]; f.Stage != mcp.StageInitialize || !errors.Is(f, mcp.ErrTimeout) || !errors.Is(f, context.DeadlineExceeded) || f.Exit != "" {
 		t.Errorf("hangs: %v (stage %q exit %q)", f, f.Stage, f.Exit)
 	}
-	// The failed servers' processes are reaped: no child is left but ts.
+	// The failed servers' processes are reaped: no child is left but ts
+	// and the reaper of its process group (see startReaper).
 	left := slices.DeleteFunc(children(t), func(pid int) bool { return slices.Contains(before, pid) })
-	if len(left) != 1 || left[0] != set.Servers()[0].PID {
-		t.Errorf("children left = %v, want only ts (%d)", left, set.Servers()[0].PID)
+	var reapers []int
+	left = slices.DeleteFunc(left, func(pid int) bool {
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		pgid, _ := syscall.Getpgid(pid)
+		if strings.Contains(string(cmdline), "kill -KILL 0") && pgid == set.Servers()[0].PID {
+			reapers = append(reapers, pid)
+			return true
+		}
+		return false
+	})
+	if len(left) != 1 || left[0] != set.Servers()[0].PID || len(reapers) != 1 {
+		t.Errorf("children left = %v and reapers %v, want only ts (%d) and its reaper", left, reapers, set.Servers()[0].PID)
 	}
 	if len(rec.messages("mcp: server failed to connect")) != 4 {
 		t.Errorf("log:\n%s", rec.all())

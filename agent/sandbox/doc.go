@@ -103,8 +103,14 @@
 // also handles TCP bind and connect and grants neither, so a confined
 // command can neither connect to nor listen on any TCP port. This needs
 // ABI 4; on an older kernel sandbox-exec fails closed, with an
-// [UnavailableError] whose Network field is set. UDP, UNIX sockets,
-// Multipath TCP (a Landlock limitation) and raw sockets are not confined.
+// [UnavailableError] whose Network field is set. Landlock governs TCP
+// sockets only, and Multipath TCP and SMC sockets reach a TCP listener by
+// falling back to TCP; so the supervisor also installs a seccomp filter
+// that fails socket(2) with EACCES for them (IPPROTO_MPTCP, IPPROTO_SMC,
+// AF_SMC) and io_uring_setup(2) with ENOSYS (an io_uring creates sockets
+// without socket(2)); on an architecture the filter does not know (other
+// than amd64 and arm64) sandbox-exec --network off fails to set up. UDP,
+// UNIX sockets and raw sockets are not confined.
 // With the network on (the default) nothing about the network is
 // confined. Signals and abstract UNIX sockets are never confined.
 //

@@ -59,6 +59,11 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 		if err := restrict(abi, a); err != nil {
 			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 		}
+		if !a.network {
+			if err := denyTCPBypass(); err != nil {
+				return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
+			}
+		}
 	}
 	// Notify before the program exists, so that no signal meant for the
 	// tree kills only the supervisor.
