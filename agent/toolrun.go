@@ -208,6 +208,17 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 	if err != nil {
 		return fail(err.Error())
 	}
+	if mt, ok := tool.(MCPTool); ok {
+		// One parse before anything sees the arguments: the hooks, the
+		// permission request (rawInput and text) and the call all get
+		// the same canonical bytes, which the server receives as they
+		// are; arguments it refuses are neither asked about nor sent.
+		args, err := mt.Arguments(call.Arguments)
+		if err != nil {
+			return fail(err.Error())
+		}
+		call.Arguments = args
+	}
 	switch d := r.preTool(ctx, call); d.Verdict {
 	case PreToolDeny:
 		reason := d.Reason
