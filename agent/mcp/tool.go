@@ -215,7 +215,7 @@ func CheckArguments(tool string, args json.RawMessage, maxBytes int) (json.RawMe
 	case errors.Is(err, strictjson.ErrDuplicateField):
 		msg += "; a key may appear once in an object, spelled one way (not repeated, escaped differently or in another case). Nothing was sent to the server"
 	case errors.Is(err, strictjson.ErrBadValue):
-		msg += fmt.Sprintf(" (at most %d nested objects and arrays). Nothing was sent to the server", MaxArgDepth)
+		msg += "; objects and arrays may nest that deep at most. Nothing was sent to the server"
 	}
 	return nil, &tools.ArgError{Tool: tool, Msg: msg}
 }
