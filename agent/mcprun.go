@@ -63,6 +63,10 @@ type MCPTool interface {
 	Arguments(args json.RawMessage) (json.RawMessage, error)
 }
 
+// A live MCP tool is an MCPTool: were it not, its calls would be neither
+// parsed nor asked about.
+var _ MCPTool = (*mcp.Tool)(nil)
+
 // WithMCPServers is a session option: connect servers (the client's, from
 // session/new or session/load) and offer their tools for the session.
 func WithMCPServers(servers []mcp.ServerConfig) SessionOption {
