@@ -23,6 +23,20 @@ import (
 // about, and the server receives exactly the bytes the permission
 // request's rawInput showed: the canonical encoding of the one parse.
 func TestAttackMCPArgumentsOneParse(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		name := "untrusted"
+		if trusted {
+			name = "trusted"
+		}
+		t.Run(name, func(t *testing.T) { attackMCPArguments(t, trusted) })
+	}
+}
+
+// attackMCPArguments runs TestAttackMCPArgumentsOneParse against a server
+// the user must approve calls of, or (trusted) one whose calls run without
+// asking: the refusals are the same, and a trusted server too receives the
+// canonical bytes.
+func attackMCPArguments(t *testing.T, trusted bool) {
 	dir, ws, state := workspace(t)
 	attacks := []struct{ id, args, keys string }{
 		{"plain", `{"cmd":"echo SAFE","cmd":"rm -rf ~"}`, `"cmd"`},
@@ -47,8 +61,12 @@ func TestAttackMCPArgumentsOneParse(t *testing.T) {
 		{Text: "done"},
 	}}
 	url, _ := standinURL(t, script)
-	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "workspace-write",
-		"--provider", "deepseek", "--base-url", url, "--model", "standin")
+	args := []string{"acp", "--state-dir", state, "--mode", "workspace-write",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin"}
+	if trusted {
+		args = append(args, "--mcp-trust", "r")
+	}
+	p := startProc(t, dir, baseEnv(t), args...)
 	underAttack(t, p)
 	p.initialize()
 	sid := p.newSessionWith(ws, standinMCP("r", mcptest.ModeRecord))
@@ -66,7 +84,7 @@ func TestAttackMCPArgumentsOneParse(t *testing.T) {
 			t.Errorf("%s: result %q, want a failed call naming %s", a.id, mcpArgsShort(got), a.keys)
 		}
 	}
-	// Only the benign call was put to the user.
+	// Only the benign call was put to the user (none was, when trusted).
 	var rawInputs []string
 	for _, params := range asked {
 		var req struct {
@@ -84,8 +102,12 @@ func TestAttackMCPArgumentsOneParse(t *testing.T) {
 		}
 		rawInputs = append(rawInputs, string(req.ToolCall.RawInput))
 	}
-	if len(rawInputs) != 1 {
-		t.Fatalf("the benign call was asked about %d times, want once", len(rawInputs))
+	wantAsked := 1
+	if trusted {
+		wantAsked = 0
+	}
+	if len(rawInputs) != wantAsked {
+		t.Fatalf("the benign call was asked about %d times, want %d", len(rawInputs), wantAsked)
 	}
 	// The server was called once, with the bytes the user approved.
 	b, err := os.ReadFile(filepath.Join(ws, mcptest.RecordFile))
@@ -99,11 +121,11 @@ func TestAttackMCPArgumentsOneParse(t *testing.T) {
 		}
 		t.Fatalf("the server was called %d times, want once (the benign call)", len(received))
 	}
-	if received[0] != rawInputs[0] {
+	if !trusted && received[0] != rawInputs[0] {
 		t.Errorf("the server received\n%s\nthe permission request showed\n%s", received[0], rawInputs[0])
 	}
-	if rawInputs[0] != canonical {
-		t.Errorf("the permission request showed\n%s\nwant the canonical encoding\n%s", rawInputs[0], canonical)
+	if received[0] != canonical {
+		t.Errorf("the server received\n%s\nwant the canonical encoding\n%s", received[0], canonical)
 	}
 	if got := results["benign"]; got != "completed: "+canonical {
 		t.Errorf("benign result %q", got)
