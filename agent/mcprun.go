@@ -55,7 +55,17 @@ type MCPTool interface {
 	tools.Tool
 	// Server is the configured name of the tool's server.
 	Server() string
+	// Arguments is the one strict parse of a call's arguments (see
+	// mcp.CheckArguments): a refusal names the keys, and then nothing is
+	// asked or sent; otherwise the bytes returned are what hooks and the
+	// user are shown and what Run is given, which the server receives
+	// unchanged.
+	Arguments(args json.RawMessage) (json.RawMessage, error)
 }
+
+// A live MCP tool is an MCPTool: were it not, its calls would be neither
+// parsed nor asked about.
+var _ MCPTool = (*mcp.Tool)(nil)
 
 // WithMCPServers is a session option: connect servers (the client's, from
 // session/new or session/load) and offer their tools for the session.

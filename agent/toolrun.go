@@ -71,7 +71,7 @@ func (r *run) runCall(ctx context.Context, p *pendingCall, cancelled *bool) {
 	if !p.announced {
 		r.c.Updates.ToolRunning(context.WithoutCancel(ctx), p.call.ID)
 	}
-	res, ran := r.execTool(ctx, p.call)
+	res, ran := r.execTool(ctx, &p.call)
 	res = breakResult(r.s.id, p.call.Name, res)
 	if ran && ctx.Err() == nil {
 		res = r.postTool(ctx, p.call, res)
@@ -197,8 +197,11 @@ func allSubagentCalls(calls []llm.ToolCall) bool {
 // execTool runs one tool under the session's mode, after the PreTool
 // hooks allowed it, handling escalation; ran reports that the tool ran.
 // The escalation request is read by the same strict parse the tool's Run
-// uses, so what the approver is shown is exactly what runs.
-func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ran bool) {
+// uses, so what the approver is shown is exactly what runs. An MCP tool's
+// arguments are replaced in *pc by their canonical encoding, so that the
+// PostToolUse hooks also see what ran.
+func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran bool) {
+	call := *pc
 	mode := breakMode(r.s.Mode())
 	if res, ok := breakSkip(call.Name); ok {
 		return res, false
@@ -207,6 +210,17 @@ func (r *run) execTool(ctx context.Context, call ToolCall) (res tools.Result, ra
 	tool, err := r.s.toolsFor(mode).Lookup(call.Name)
 	if err != nil {
 		return fail(err.Error())
+	}
+	if mt, ok := tool.(MCPTool); ok {
+		// One parse before anything sees the arguments: the hooks, the
+		// permission request (rawInput and text) and the call all get
+		// the same canonical bytes, which the server receives as they
+		// are; arguments it refuses are neither asked about nor sent.
+		args, err := mt.Arguments(call.Arguments)
+		if err != nil {
+			return fail(err.Error())
+		}
+		call.Arguments, pc.Arguments = args, args
 	}
 	switch d := r.preTool(ctx, call); d.Verdict {
 	case PreToolDeny:

@@ -115,6 +115,10 @@ const (
 	DefaultShutdownGrace = 2 * time.Second
 	// DefaultMaxArgBytes is the default of Options.MaxArgBytes: 1 MiB.
 	DefaultMaxArgBytes = 1 << 20
+	// MaxArgDepth is how deeply the objects and arrays of one call's
+	// arguments may nest (the top object is level 1); deeper arguments
+	// are refused before anything is asked or sent.
+	MaxArgDepth = 64
 	// MaxStderrBytes is how much of a stdio server's stderr is kept and
 	// forwarded to the logger; the rest is read, counted and dropped.
 	MaxStderrBytes = 64 << 10

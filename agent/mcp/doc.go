@@ -37,8 +37,11 @@
 //     offered (no name, listed twice, a schema that is not an object or is
 //     larger than [MaxSchemaBytes], more than [MaxTools]) are reported as
 //     [Skipped].
-//   - Calling: the model's arguments are checked (a JSON object, valid
-//     UTF-8, size-capped) before anything is sent; the call honours its
+//   - Calling: the model's arguments go through one strict parse
+//     ([CheckArguments]: a JSON object, valid UTF-8, size- and
+//     depth-capped, no key repeated or differing only in case at any
+//     depth) before anything is asked or sent, and what is sent is its
+//     canonical encoding, the bytes the user was shown; the call honours its
 //     context (a cancel sends notifications/cancelled and returns at once);
 //     the result is rendered to text.
 //

@@ -146,7 +146,7 @@ func TestCallResultIsCapped(t *testing.T) {
 func TestCallArgumentsAreChecked(t *testing.T) {
 	set := mustConnect(t, mcp.Options{MaxArgBytes: 100}, stdioServer(t, "ts", mcptest.ModeTools))
 	tool, _ := set.Tool("mcp__ts__echo")
-	for _, args := range []string{`[1,2]`, `"text"`, `42`, `{"text":`, `{"text":"a"} {}`, `{"text":"` + strings.Repeat("x", 100) + `"}`, "{\"text\":\"\xff\"}"} {
+	for _, args := range []string{`[1,2]`, `"text"`, `42`, `{"text":`, `{"text":"a"} {}`, `{"text":"` + strings.Repeat("x", 100) + `"}`, "{\"text\":\"\xff\"}", `{"text":"a","text":"b"}`, `{"text":"a","TEXT":"b"}`} {
 		res, err := tool.Run(context.Background(), nil, json.RawMessage(args))
 		var ae *tools.ArgError
 		if !errors.Is(err, tools.ErrInvalidArgs) || !errors.As(err, &ae) || ae.Tool != "mcp__ts__echo" {

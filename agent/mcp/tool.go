@@ -13,10 +13,14 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reel-agent/reel/agent/tools"
+	"github.com/reel-agent/reel/internal/strictjson"
 )
 
 // maxErrorBytes cuts a server's error message shown to the model.
 const maxErrorBytes = 4 << 10
+
+// maxKeyBytes cuts the keys and the path a refusal of arguments names.
+const maxKeyBytes = 512
 
 // Tool is one tool of a connected MCP server, as a reel tool. Its name is
 // the reel name (mcp__SERVER__TOOL, see [ToolName]); the server knows it by
@@ -93,9 +97,12 @@ func (t *Tool) ReadOnlyHint() bool { return t.ann != nil && t.ann.ReadOnlyHint }
 // Run calls the tool with the model's arguments. env is used only for its
 // MaxInlineBytes (it may be nil).
 //
-// The arguments must be a JSON object of at most Options.MaxArgBytes
-// (empty or null counts as {}); otherwise Run returns an *tools.ArgError
-// and the server is not called. The call ends when ctx does: the server is
+// The arguments go through [CheckArguments] (a JSON object of at most
+// Options.MaxArgBytes, empty or null counting as {}, no repeated or
+// case-colliding key at any depth, bounded nesting); a refusal is an
+// *tools.ArgError and the server is not called. The server is sent the
+// canonical encoding CheckArguments returns, which is args itself when
+// args came from [Tool.Arguments]. The call ends when ctx does: the server is
 // sent notifications/cancelled, Run returns at once with an error wrapping
 // ctx.Err() (and an IsError result saying so). The result's content is
 // rendered to text (see the package documentation) and cut to
@@ -143,23 +150,74 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (t
 	return res, nil
 }
 
-// checkArgs validates the model's arguments: a JSON object (empty and
-// null count as {}), valid UTF-8, at most maxArgBytes.
+// Arguments is the one parse of a call's arguments (see [CheckArguments]
+// with Options.MaxArgBytes): the bytes it returns are what the user is
+// shown and, passed to Run, exactly what the server receives.
+func (t *Tool) Arguments(args json.RawMessage) (json.RawMessage, error) {
+	return CheckArguments(t.name, args, t.srv.maxArgBytes)
+}
+
+// checkArgs is Run's parse of its arguments: CheckArguments, which given
+// its own result returns the same bytes.
 func (t *Tool) checkArgs(args json.RawMessage) (json.RawMessage, error) {
-	if len(args) > t.srv.maxArgBytes {
-		return nil, &tools.ArgError{Tool: t.name, Msg: fmt.Sprintf("the arguments are %d bytes, more than the %d-byte limit", len(args), t.srv.maxArgBytes)}
+	return t.Arguments(args)
+}
+
+// CheckArguments is the one strict parse of the model's arguments for the
+// MCP tool named tool, shared by the permission request and the call: they
+// must be at most maxBytes, valid UTF-8 and a JSON object (empty and null
+// count as {}), with no key given twice in any object at any depth (also
+// when one spelling escapes what the other writes plainly), no two keys of
+// one object that differ only in case, and no more than [MaxArgDepth]
+// nested objects and arrays. A refusal is a *tools.ArgError naming the
+// keys and where they are; nothing is to be asked or sent then. Otherwise
+// the result is the canonical encoding of the one decoding (no whitespace,
+// keys sorted, strings escaped as json.Marshal does, numbers as written),
+// which both json.Marshal and the SDK (no HTML escaping) send unchanged,
+// and which CheckArguments returns unchanged.
+func CheckArguments(tool string, args json.RawMessage, maxBytes int) (json.RawMessage, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxArgBytes
+	}
+	if len(args) > maxBytes {
+		return nil, &tools.ArgError{Tool: tool, Msg: fmt.Sprintf("the arguments are %d bytes, more than the %d-byte limit", len(args), maxBytes)}
 	}
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return json.RawMessage("{}"), nil
 	}
 	if !utf8.Valid(trimmed) {
-		return nil, &tools.ArgError{Tool: t.name, Msg: "the arguments are not valid UTF-8"}
+		return nil, &tools.ArgError{Tool: tool, Msg: "the arguments are not valid UTF-8"}
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {
-		return nil, &tools.ArgError{Tool: t.name, Msg: "the arguments must be a JSON object"}
+		return nil, &tools.ArgError{Tool: tool, Msg: "the arguments must be a JSON object"}
 	}
-	return append(json.RawMessage(nil), trimmed...), nil
+	v, err := strictjson.Parse(tool, trimmed)
+	if err == nil {
+		var canon []byte
+		if canon, err = v.Canonical(MaxArgDepth); err == nil {
+			return canon, nil
+		}
+	}
+	var se *strictjson.Error
+	if !errors.As(err, &se) {
+		return nil, &tools.ArgError{Tool: tool, Msg: "the arguments could not be read", Err: err}
+	}
+	// Keys and paths are the model's: quoted, and cut to a readable size.
+	msg := cutText(se.Msg, maxKeyBytes)
+	if se.Path != "" {
+		msg += " in " + strconv.Quote(cutText(se.Path, maxKeyBytes))
+	}
+	if se.Line > 0 {
+		msg += fmt.Sprintf(" (byte %d of line %d)", se.Column, se.Line)
+	}
+	switch {
+	case errors.Is(err, strictjson.ErrDuplicateField):
+		msg += "; a key may appear once in an object, spelled one way (not repeated, escaped differently or in another case). Nothing was sent to the server"
+	case errors.Is(err, strictjson.ErrBadValue):
+		msg += "; objects and arrays may nest that deep at most. Nothing was sent to the server"
+	}
+	return nil, &tools.ArgError{Tool: tool, Msg: msg}
 }
 
 // failure words a call that got no result.

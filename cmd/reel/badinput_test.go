@@ -54,6 +54,13 @@ const (
 	promptFrame   = `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"x"}]}}`
 )
 
+// newWSRecordFrame is newWSFrame with the stand-in MCP server "r" in mode
+// record (reel mcp-standin record).
+func newWSRecordFrame() string {
+	srv, _ := json.Marshal(map[string]any{"name": "r", "command": reelBin, "args": []string{"mcp-standin", "record"}, "env": []any{}})
+	return strings.Replace(newWSFrame, `"mcpServers":[]`, `"mcpServers":[`+string(srv)+`]`, 1)
+}
+
 // wire sends initialize, session/new, the hostile frame and a ping to a
 // replaying agent; it returns the agent's answer to the hostile frame and
 // whether the ping was still answered (the process survived).
@@ -253,6 +260,7 @@ func badCases() []badCase {
 		{area: "fixture", name: "orphan scenario folder", run: withFile("fx/orphan/notes.txt", "x", withFile("fx/ok/input.json", `{"steps":[{"op":"initialize"}]}`, command("snapshot", "--fixtures", "fx", "--snapshots", "snaps"))), want: `fx/orphan: orphan scenario folder (no input.json)`},
 		{area: "tools", name: "web_fetch of the cloud metadata service by a decimal spelling of its address", run: withFile("s.json", standinCalling("web_fetch", `{\"url\":\"http://2852039166/latest/meta-data/\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSFrame, promptWSFrame))), want: `Error: 169.254.169.254 is a link-local address`, loads: true},
 		{area: "log", name: "message text with terminal escapes (OSC 52, CR, C1 CSI, bidi override) in reel log show", run: withFile("l.jsonl", lines(ts, `{"type":"user/message","seq":1,"time":1,"data":{"content":[{"type":"text","text":"hi\u001b]52;c;eA==\u0007\r\u009b2J\u202e!"}],"role":"user"},"surfaceOp":"append"}`, te2), command("log", "show", "l.jsonl")), want: `hi\x{1b}]52;c;eA==\x{07}\x{0d}\u{9b}2J\u{202e}!`, loads: true},
+		{area: "tools", name: "MCP tool arguments naming a key twice (refused before asking; the server is not called)", run: withFile("s.json", standinCalling("mcp__r__record", `{\"cmd\":\"echo SAFE\",\"cmd\":\"rm -rf ~\"}`), withFile("ws/.keep", "", acpFrames([]string{"--state-dir", "$TMP/st", "--standin", "s.json", "--session-id", "s-ws"}, initFrame, newWSRecordFrame(), promptWSFrame))), want: `duplicate field \"cmd\"`, loads: true},
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package strictjson decodes hand-written JSON documents (scenario scripts,
-// replay overrides) member by member, refusing what encoding/json lets
+// replay overrides) and untrusted ones (MCP tool arguments) member by member, refusing what encoding/json lets
 // through silently, and reports every problem as an *Error that names the
 // file, the JSON path of the offending value and its line and column.
 //
@@ -15,6 +15,11 @@
 // field), members the vocabulary has but the surrounding variant does not
 // accept, and missing required members. NoDuplicates refuses a duplicate key
 // anywhere below a value, for values that another decoder reads as a whole.
+// Canonical is the one parse of a value a human approves before another
+// program reads it (an MCP tool's arguments): it also refuses keys that
+// differ only in case (FoldKey, as encoding/json matches struct fields) and
+// nesting beyond a bound, and returns the value re-encoded from its one
+// decoding, so what was shown and what is sent are the same bytes.
 //
 // # Errors
 //

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Sentinel errors classify an *Error; test them with errors.Is.
@@ -343,13 +344,50 @@ func NotLocal(p, base string) string {
 // NoDuplicates refuses a key named twice in any object at or below v, in
 // one pass; the error names the object and points at the second key.
 func (v Value) NoDuplicates() error {
+	return v.walk(false, 0)
+}
+
+// Canonical is the one parse of a value that another program reads after
+// a human approved it: it refuses, in one pass and before anything is
+// decoded, a key named twice in any object at or below v (also when one
+// spelling escapes what the other writes plainly), two keys of one object
+// that differ only in case as encoding/json folds them when it matches
+// struct fields (both ErrDuplicateField, at the second key), and objects
+// and arrays nested more than maxDepth deep (ErrBadValue, at the first
+// bracket too deep; maxDepth 0 sets no bound). Otherwise it returns v
+// encoded by encoding/json from its one decoding: no whitespace, object
+// keys sorted, strings escaped as json.Marshal escapes them (<, >, &,
+// U+2028 and U+2029 included), numbers as written. Canonical of its own
+// result returns the same bytes, and so does re-encoding them with
+// encoding/json, with or without HTML escaping.
+func (v Value) Canonical(maxDepth int) ([]byte, error) {
+	if err := v.walk(true, maxDepth); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(v.raw))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, v.Errorf(ErrSyntax, "invalid JSON: %v", err)
+	}
+	out, err := json.Marshal(x)
+	if err != nil {
+		return nil, v.Errorf(ErrBadValue, "cannot encode: %v", err)
+	}
+	return out, nil
+}
+
+// walk refuses, in one pass over v's tokens, a key named twice in an
+// object at or below v, with fold also two keys of one object that fold
+// to the same name, and with maxDepth > 0 nesting deeper than maxDepth.
+func (v Value) walk(fold bool, maxDepth int) error {
 	type frame struct {
 		path  string
 		obj   bool
-		keys  map[string]bool
-		key   string // the member whose value comes next (objects)
-		isKey bool   // the next token is a key (objects)
-		next  int    // the next element's index (arrays)
+		keys  map[string]string // folded (or exact) key -> key as decoded
+		key   string            // the member whose value comes next (objects)
+		isKey bool              // the next token is a key (objects)
+		next  int               // the next element's index (arrays)
 	}
 	var stack []*frame
 	dec := json.NewDecoder(bytes.NewReader(v.raw))
@@ -373,10 +411,18 @@ func (v Value) NoDuplicates() error {
 		}
 		if top != nil && top.obj && top.isKey {
 			key, _ := tok.(string)
-			if top.keys[key] {
-				return v.errorAt(top.path, v.off+skip(v.raw, before), ErrDuplicateField, "duplicate field %q", key)
+			name := key
+			if fold {
+				name = FoldKey(key)
 			}
-			top.keys[key], top.key, top.isKey = true, key, false
+			if prev, ok := top.keys[name]; ok {
+				at := v.off + skip(v.raw, before)
+				if prev == key {
+					return v.errorAt(top.path, at, ErrDuplicateField, "duplicate field %q", key)
+				}
+				return v.errorAt(top.path, at, ErrDuplicateField, "fields %q and %q differ only in case", prev, key)
+			}
+			top.keys[name], top.key, top.isKey = key, key, false
 			continue
 		}
 		path := v.path // tok starts a value: find its path
@@ -388,13 +434,34 @@ func (v Value) NoDuplicates() error {
 			path = Index(top.path, top.next)
 			top.next++
 		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &frame{path: path, obj: true, keys: map[string]bool{}, isKey: true})
-		case json.Delim('['):
-			stack = append(stack, &frame{path: path})
+		if tok == json.Delim('{') || tok == json.Delim('[') {
+			if maxDepth > 0 && len(stack) >= maxDepth {
+				return v.errorAt(path, v.off+skip(v.raw, before), ErrBadValue, "nested deeper than %d levels", maxDepth)
+			}
+			stack = append(stack, &frame{path: path, obj: tok == json.Delim('{'), keys: map[string]string{}, isKey: true})
 		}
 	}
+}
+
+// FoldKey returns the name encoding/json matches an object key to struct
+// fields by: every rune replaced by the smallest rune of its case-folding
+// orbit, so FoldKey(a) == FoldKey(b) exactly when strings.EqualFold(a, b)
+// ("K", "k" and the Kelvin sign U+212A fold together).
+func FoldKey(key string) string {
+	var b strings.Builder
+	b.Grow(len(key))
+	for _, r := range key {
+		for {
+			r2 := unicode.SimpleFold(r)
+			if r2 <= r {
+				r = r2
+				break
+			}
+			r = r2
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Fields says which members an object accepts and which it requires.

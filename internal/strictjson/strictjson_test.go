@@ -48,6 +48,12 @@ func TestParseErrors(t *testing.T) {
 		}, `doc.json: a: expected array, got string (line 1, column 6)`, ErrBadValue},
 		{"duplicate key", "{\"a\":1,\n \"a\":2}", func(v Value) error { _, err := v.Object(); return err }, `doc.json: duplicate field "a" (line 2, column 2)`, ErrDuplicateField},
 		{"duplicate key below", `{"a":[{"b":{"c":1,"c":2}}]}`, func(v Value) error { return v.NoDuplicates() }, `doc.json: a[0].b: duplicate field "c" (line 1, column 19)`, ErrDuplicateField},
+		{"canonical duplicate", `{"cmd":"echo SAFE","cmd":"rm -rf ~"}`, func(v Value) error { _, err := v.Canonical(3); return err }, `doc.json: duplicate field "cmd" (line 1, column 20)`, ErrDuplicateField},
+		{"canonical escaped duplicate", `{"cmd":"echo SAFE","c\u006dd":"rm -rf ~"}`, func(v Value) error { _, err := v.Canonical(3); return err }, `doc.json: duplicate field "cmd" (line 1, column 20)`, ErrDuplicateField},
+		{"canonical case collision", `{"cmd":"echo SAFE","CMD":"rm -rf ~"}`, func(v Value) error { _, err := v.Canonical(3); return err }, `doc.json: fields "cmd" and "CMD" differ only in case (line 1, column 20)`, ErrDuplicateField},
+		{"canonical kelvin collision", `{"kind":1,"\u212aind":2}`, func(v Value) error { _, err := v.Canonical(3); return err }, `doc.json: fields "kind" and "Kind" differ only in case (line 1, column 11)`, ErrDuplicateField},
+		{"canonical nested case collision", `{"job":[{"Cmd":1,"cMD":2}]}`, func(v Value) error { _, err := v.Canonical(3); return err }, `doc.json: job[0]: fields "Cmd" and "cMD" differ only in case (line 1, column 18)`, ErrDuplicateField},
+		{"canonical too deep", `{"a":[{"b":[]}]}`, func(v Value) error { _, err := v.Canonical(3); return err }, `doc.json: a[0].b: nested deeper than 3 levels (line 1, column 12)`, ErrBadValue},
 		{"string expected", `[null]`, func(v Value) error { e, _ := v.Array(); _, err := e[0].Str(); return err }, `doc.json: [0]: expected string, got null (line 1, column 2)`, ErrBadValue},
 		{"empty string", `[""]`, func(v Value) error { e, _ := v.Array(); _, err := e[0].NonEmpty(); return err }, `doc.json: [0]: must not be empty (line 1, column 2)`, ErrBadValue},
 		{"fraction", `[1.5]`, func(v Value) error { e, _ := v.Array(); _, err := e[0].Int(0); return err }, `doc.json: [0]: expected integer, got 1.5 (line 1, column 2)`, ErrBadValue},
@@ -233,5 +239,31 @@ func TestZeroValueErrorf(t *testing.T) {
 	err := Value{}.Errorf(ErrBadValue, "bad %d", 1)
 	if err.Error() != "bad 1" || err.File != "" || err.Line != 0 || !errors.Is(err, ErrBadValue) {
 		t.Errorf("zero Value error: %#v", err)
+	}
+}
+
+// TestCanonical: an accepted value is re-encoded from its one decoding
+// (no whitespace, sorted keys, json.Marshal's escaping, numbers as
+// written), and the result is its own canonical form; keys that differ in
+// more than case, and repeats in sibling objects, are accepted.
+func TestCanonical(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{}`, `{}`},
+		{" { \"b\" : [1, 2.50, -0, 1e3, 12345678901234567890123] ,\n \"a\": null } ", `{"a":null,"b":[1,2.50,-0,1e3,12345678901234567890123]}`},
+		{`{"s":"x<y & \u00e9\u2028\ud800\"\/"}`, `{"s":"x\u003cy \u0026 é\u2028�\"/"}`},
+		{`{"m":{"b":"","A":{},"c":[]},"n":[{"k":1},{"k":2}]}`, `{"m":{"A":{},"b":"","c":[]},"n":[{"k":1},{"k":2}]}`},
+		{`{"ab":1,"a\u0062c":2,"ß":3,"SS":4}`, `{"SS":4,"ab":1,"abc":2,"ß":3}`},
+		{`[[[]]]`, `[[[]]]`},
+	}
+	for _, tc := range tests {
+		got, err := mustParse(t, tc.in).Canonical(3)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("Canonical(%q) = %s, %v; want %s", tc.in, got, err, tc.want)
+			continue
+		}
+		again, err := mustParse(t, string(got)).Canonical(3)
+		if err != nil || string(again) != string(got) {
+			t.Errorf("Canonical(%s) = %s, %v: not a fixed point", got, again, err)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/mcp"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -181,6 +182,12 @@ func (t *tool) Schema() tools.Schema {
 // Server implements agent.MCPTool.
 func (t *tool) Server() string { return t.server }
 
+// Arguments implements agent.MCPTool: the live tool's parse
+// (mcp.CheckArguments with the default bound).
+func (t *tool) Arguments(args json.RawMessage) (json.RawMessage, error) {
+	return mcp.CheckArguments(t.data.Name, args, mcp.DefaultMaxArgBytes)
+}
+
 // Title is the title the recording's client was shown.
 func (t *tool) Title() string { return t.data.Title }
 
@@ -198,10 +205,16 @@ func (t *tool) Run(_ context.Context, env *tools.Env, args json.RawMessage) (too
 		id = env.CallID
 	}
 	rc, ok := t.calls.take(id)
+	// The recording logged the model's arguments; the live call sent
+	// their canonical encoding, which args is.
+	recorded := json.RawMessage(rc.args)
+	if canon, err := t.Arguments(recorded); err == nil {
+		recorded = canon
+	}
 	switch {
 	case !ok:
 		res.Text = fmt.Sprintf("mcp replay: the recording made no call %q of %s", id, t.data.Name)
-	case rc.args != string(args):
+	case string(recorded) != string(args):
 		res.Text = fmt.Sprintf("mcp replay: the recording called %s (%q) with %s, not %s", t.data.Name, id, rc.args, args)
 	case !rc.hasRes:
 		res.Text = fmt.Sprintf("mcp replay: the recording has no result for the call %q of %s", id, t.data.Name)

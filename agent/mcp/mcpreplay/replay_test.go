@@ -110,3 +110,26 @@ func TestReplayedLoadConnectsTheNextRecord(t *testing.T) {
 		t.Errorf("the first connection's call was served again: %+v", got)
 	}
 }
+
+// TestReplayedCallsCompareCanonicalArguments: the recording logged the
+// model's arguments as written, the engine runs their canonical encoding
+// (MCPTool.Arguments), and a replay matches the two; arguments the live
+// tool refuses are refused by the replayed one alike.
+func TestReplayedCallsCompareCanonicalArguments(t *testing.T) {
+	c := mcpreplay.Connector{Logs: [][]sessionlog.Event{recorded(1, [3]string{"c1", "{ \"text\": \"<a>\", \"n\": 1 }", "ok"})}}
+	conn, err := c.Connect(context.Background(), agent.MCPRequest{Servers: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := conn.Tools()[0].(agent.MCPTool)
+	args, err := mt.Arguments(json.RawMessage("{\"n\":1,\n\"text\":\"<a>\"}"))
+	if err != nil || string(args) != `{"n":1,"text":"\u003ca\u003e"}` {
+		t.Fatalf("Arguments = %s, %v", args, err)
+	}
+	if got := run(t, conn, "c1", string(args)); got.IsError || got.Text != "ok" {
+		t.Errorf("%+v", got)
+	}
+	if _, err := mt.Arguments(json.RawMessage(`{"text":"a","Text":"b"}`)); err == nil || !strings.Contains(err.Error(), `fields "text" and "Text" differ only in case`) {
+		t.Errorf("case-colliding arguments: %v", err)
+	}
+}

@@ -40,10 +40,18 @@ const (
 	// ModeStubborn serves ModeTools but ignores SIGTERM and does not exit
 	// when its input ends: only SIGKILL ends it.
 	ModeStubborn = "stubborn"
+	// ModeRecord serves one tool, record, that appends the argument bytes
+	// it received, as they came over the wire, to the file RecordFile in
+	// the server's working directory (one call a line) and returns them.
+	ModeRecord = "record"
 )
 
+// RecordFile is the file ModeRecord's tool appends the arguments of each
+// call to, in the server's working directory.
+const RecordFile = "mcp-received"
+
 // Modes lists every mode.
-var Modes = []string{ModeTools, ModeHostile, ModeExitOnInit, ModeHang, ModeFlood, ModeStubborn}
+var Modes = []string{ModeTools, ModeHostile, ModeExitOnInit, ModeHang, ModeFlood, ModeStubborn, ModeRecord}
 
 // FloodBytes is how much ModeFlood writes to stderr: 4 MiB in lines of 1 KiB.
 const FloodBytes = 4 << 20
@@ -72,8 +80,9 @@ var PNG = []byte{
 // HostileNames are the tool names ModeHostile offers.
 var HostileNames = []string{"../../x", strings.Repeat("a", 300), "héllo✓wörld", "a.b", "a_b"}
 
-// New returns a server in mode (ModeTools, ModeHostile, ModeFlood or
-// ModeStubborn; the other modes only exist over stdio, see [Main]).
+// New returns a server in mode (ModeTools, ModeHostile, ModeFlood,
+// ModeStubborn or ModeRecord; the other modes only exist over stdio, see
+// [Main]).
 //
 // ModeTools offers: echo {text} (the text back), add {a, b} (the sum as
 // text and as structured content), slow {} (blocks until the call is
@@ -99,6 +108,21 @@ func New(mode string, st *State) *sdk.Server {
 					return text("called " + n), nil
 				})
 		}
+		return s
+	}
+	if mode == ModeRecord {
+		s.AddTool(&sdk.Tool{Name: "record", Description: "Record the arguments as received.", InputSchema: map[string]any{"type": "object"}},
+			func(_ context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				f, err := os.OpenFile(RecordFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+				if err != nil {
+					return nil, err
+				}
+				_, werr := f.Write(append(append([]byte(nil), r.Params.Arguments...), '\n'))
+				if err := errors.Join(werr, f.Close()); err != nil {
+					return nil, err
+				}
+				return text(string(r.Params.Arguments)), nil
+			})
 		return s
 	}
 	add := func(name, desc string, props map[string]any, h sdk.ToolHandler) {
@@ -250,7 +274,7 @@ func Main(mode string) int {
 		}
 	case ModeStubborn:
 		signal.Ignore(syscall.SIGTERM)
-	case ModeTools, ModeHostile:
+	case ModeTools, ModeHostile, ModeRecord:
 	default:
 		fmt.Fprintf(os.Stderr, "mcptest: unknown mode %q (modes: %s)\n", mode, strings.Join(Modes, ", "))
 		return 2
