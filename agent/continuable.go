@@ -130,7 +130,7 @@ func (e *Engine) startBackground(ctx context.Context, parent *Session, del tools
 // the settlement of its activations (with parent.kids.mu held).
 func (e *Engine) adopt(parent *Session, k *kid, child *Session) {
 	child.mu.Lock()
-	child.parentSess = parent
+	child.parentSess, child.up = parent, parent
 	child.ts.settled = func() { parent.settle(k) }
 	child.mu.Unlock()
 }
@@ -326,7 +326,9 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 	}
 	release := func() { s.kids.setRunning(k, false) }
 	if k.sess == nil {
-		var opts []SessionOption
+		// The child is bound by s from its load on: its mode and policy
+		// are never wider than s's current ones.
+		opts := []SessionOption{withParent(s)}
 		if k.provider != nil {
 			opts = append(opts, withProvider(k.provider))
 		}

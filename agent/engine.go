@@ -206,6 +206,22 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 	}
 	if c, ok := loaded.Log.Header().Child(); ok {
 		s.depth, s.child = c.Depth, true
+		// A child never runs wider than its ancestors: the live parent
+		// that loads it binds it; with none, the modes and policies its
+		// stored ancestors logged do.
+		if o.parent != nil {
+			s.mu.Lock()
+			s.up = o.parent
+			s.mu.Unlock()
+		} else {
+			mode, policy, err := e.storedCeiling(ctx, c.Parent)
+			if err != nil {
+				return nil, e.abandon(s, fmt.Errorf("load session %s: the modes of its ancestors: %w", id, err))
+			}
+			s.mu.Lock()
+			s.ceilingMode, s.ceilingApprove = mode, policy
+			s.mu.Unlock()
+		}
 	}
 	if err := s.connectMCP(ctx, index, o.mcp); err != nil {
 		return nil, e.abandon(s, err)

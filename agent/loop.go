@@ -202,6 +202,9 @@ func endOfAnswer(finish string) turnEnd {
 // prepareRequest writes the header the step owes and request/context, makes
 // the log durable, and builds the model request from the log.
 func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, error) {
+	if err := s.logNarrowing(ctx); err != nil {
+		return llm.Request{}, err
+	}
 	assembled := s.assembleHeader(s.Mode(), s.approval())
 	rc := s.requestContext()
 	s.mu.Lock()

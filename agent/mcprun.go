@@ -83,6 +83,14 @@ type sessionOptions struct {
 	// one from Config.Models (a released background child loaded again in
 	// the same process keeps its model, whose replay position goes on).
 	provider llm.Provider
+	// parent, when set, is the live session a loaded child is bound by
+	// (its mode and policy are never wider than parent's).
+	parent *Session
+}
+
+// withParent makes LoadSession bind the loaded child to the live parent p.
+func withParent(p *Session) SessionOption {
+	return func(o *sessionOptions) { o.parent = p }
 }
 
 // withProvider makes LoadSession use p as the session's model.

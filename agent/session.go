@@ -40,6 +40,14 @@ type Session struct {
 	curApproval string
 	// curModel is the last model/selected ("" until one is logged).
 	curModel string
+	// up is, for a subagent's session, the live session it was delegated
+	// from (nil: none live); ceiling is, for a child loaded with no live
+	// parent, the narrowest mode and policy its stored ancestors hold
+	// ("": none). Its effective mode and policy are never wider than
+	// either (agent/submode.go).
+	up             *Session
+	ceilingMode    sandbox.Mode
+	ceilingApprove string
 
 	// depth is the session's delegation depth (0: a top-level session);
 	// child is set for a subagent's session, whose descriptor is written
@@ -208,29 +216,59 @@ func (s *Session) catchUp() {
 }
 
 // Mode returns the effective sandbox mode: the last sandbox/mode event,
-// else the engine's default.
+// else the engine's default, narrowed to every ancestor's current mode
+// (a subagent never runs wider than the sessions above it).
 func (s *Session) Mode() sandbox.Mode {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	mode, ceiling, up := s.ownModeLocked(), s.ceilingMode, s.up
+	s.mu.Unlock()
+	if ceiling != "" {
+		mode = narrowerMode(mode, ceiling)
+	}
+	if up != nil {
+		mode = narrowerMode(mode, up.Mode())
+	}
+	return mode
+}
+
+// ownModeLocked is the mode the session's own log sets, else the engine's
+// default (with s.mu held).
+func (s *Session) ownModeLocked() sandbox.Mode {
 	if s.curMode != "" {
 		return s.curMode
 	}
 	return s.eng.cfg.Mode
 }
 
-// approval returns the effective approval policy.
+// approval returns the effective approval policy: the session's own,
+// narrowed (to never) by every ancestor's current one.
 func (s *Session) approval() string {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	policy, ceiling, up := s.ownApprovalLocked(), s.ceilingApprove, s.up
+	s.mu.Unlock()
+	if ceiling != "" {
+		policy = narrowerPolicy(policy, ceiling)
+	}
+	if up != nil {
+		policy = narrowerPolicy(policy, up.approval())
+	}
+	return policy
+}
+
+// ownApprovalLocked is the policy the session's own log sets, else the
+// engine's default (with s.mu held).
+func (s *Session) ownApprovalLocked() string {
 	if s.curApproval != "" {
 		return s.curApproval
 	}
 	return s.eng.cfg.Approval
 }
 
-// SetMode switches the session's sandbox mode from its next step on: it
-// logs sandbox/mode (source "client"), makes it durable, and stops the
-// background jobs started under a wider mode.
+// SetMode switches the session's sandbox mode from its next step on (and
+// its descendants' next tool calls: none runs wider than it): it logs
+// sandbox/mode (source "client"), makes it durable, and stops the
+// background jobs, its own and its live descendants', started under a
+// mode wider than their sessions' effective one now.
 func (s *Session) SetMode(ctx context.Context, mode string) error {
 	if !sandbox.ValidMode(mode) {
 		return invalid(fmt.Sprintf("unknown mode %q (want %s)", mode, sandbox.ModeNames))
@@ -242,10 +280,9 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 		return err
 	}
 	// A job started under a wider mode (an approved escalation) must not
-	// keep its rights after the client narrowed the session.
-	if n := s.jobs.stopWiderThan(sandbox.Mode(mode)); n > 0 {
-		s.eng.log.Info("stopped background jobs started under a wider mode", "session", s.id, "mode", mode, "jobs", n)
-	}
+	// keep its rights after the client narrowed the session, nor one a
+	// live descendant started: their effective modes follow this one.
+	s.eng.stopWiderJobs(s)
 	return nil
 }
 

@@ -27,8 +27,9 @@ var _ tools.Delegator = delegator{}
 // Delegate implements tools.Delegator. A child is a session of its own,
 // with its own log (linked to the parent by its header), opened in the
 // parent's store and cwd; it runs one turn on the prompt under the
-// parent's sandbox mode with the approval policy never (it never asks
-// anyone), and is closed when the turn ends. The result is the child's
+// parent's effective sandbox mode with the approval policy never (it never
+// asks anyone), never wider than its ancestors' current ones (see
+// agent/submode.go), and is closed when the turn ends. The result is the child's
 // final text, or an error result saying how the child's turn ended. A
 // fork child starts from a copy of the parent's events up to its last
 // completed turn.
@@ -43,8 +44,9 @@ func (d delegator) Delegate(ctx context.Context, del tools.Delegation) (tools.Re
 	if limit := e.maxDepth(); depth > limit {
 		return fail(fmt.Sprintf("Error: subagent depth %d exceeds maxDepth %d", depth, limit))
 	}
-	// The scope is captured now: a later switch of the parent does not
-	// reach the child.
+	// The child's log starts with the parent's effective mode; a later
+	// narrowing of the parent, or of any ancestor, still binds it
+	// (Session.Mode reads its live parent's at every call).
 	mode := parent.Mode()
 	// Children of one step's parallel calls are created in call order.
 	order, _ := ctx.Value(creationOrderKey{}).(*creationOrder)
@@ -151,8 +153,11 @@ func (e *Engine) openChild(ctx context.Context, parent *Session, del tools.Deleg
 	// The child is offered the parent's tools, its MCP servers' included
 	// (the connection stays the parent's: the child does not close it).
 	parent.mu.Lock()
-	child.confined, child.full = parent.confined, parent.full
+	confined, full := parent.confined, parent.full
 	parent.mu.Unlock()
+	child.mu.Lock()
+	child.confined, child.full, child.up = confined, full, parent
+	child.mu.Unlock()
 	provider := sessionlog.SubagentSpawn
 	if del.Fork {
 		provider = sessionlog.SubagentFork

@@ -249,6 +249,11 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 			return fail(fmt.Sprintf("sandbox_permissions %q is not a sandbox mode (read-only, workspace-write, danger-full-access)", esc.Mode))
 		}
 		if wanted.Wider(mode) {
+			// No approval lifts a subagent above its ancestors' current
+			// mode: such a request is refused without asking.
+			if ceiling := r.s.ancestorsMode(); wanted.Wider(ceiling) {
+				return fail(fmt.Sprintf("Escalation to %s rejected without asking: the sessions above this subagent run in %s now, and a subagent never runs wider than they do, whatever is approved. Nothing was executed.", wanted, ceiling))
+			}
 			if why, ok := r.approve(ctx, call, mode, esc); !ok {
 				return fail(why)
 			}
