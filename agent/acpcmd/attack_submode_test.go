@@ -30,8 +30,9 @@ func escapeCalls(t *testing.T, outside string) []standin.ToolCall {
 }
 
 // checkEscapeDenied fails unless both escape calls of the child's log were
-// denied with the marker of mode and nothing was written outside.
-func checkEscapeDenied(t *testing.T, child []sessionlog.Event, outside string, mode sandbox.Mode) {
+// denied with the marker of mode, nothing was written outside, and the
+// log records the narrowing before a header of reason wantReason.
+func checkEscapeDenied(t *testing.T, child []sessionlog.Event, outside string, mode sandbox.Mode, wantReason string) {
 	t.Helper()
 	res := results(t, child)
 	for _, id := range []string{"w1", "b1"} {
@@ -45,23 +46,28 @@ func checkEscapeDenied(t *testing.T, child []sessionlog.Event, outside string, m
 		}
 	}
 	// The child's log says what it ran under: a sandbox/mode event
-	// narrowing it, and a header of reason change stating the mode.
-	var narrowed, header bool
+	// narrowing it, then a full header (reason: change in a live child,
+	// resume in one loaded again) stating that mode.
+	narrowed, reason := false, ""
 	for i := range child {
 		e := &child[i]
-		switch e.Type {
-		case sessionlog.TypeSandboxMode:
-			if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil && d.Mode == string(mode) {
+		switch {
+		case e.Type == sessionlog.TypeSandboxMode:
+			if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil && d.Mode == string(mode) && d.Source == "ancestor" {
 				narrowed = true
 			}
-		case sessionlog.TypeRequestHeader:
-			if narrowed && strings.Contains(string(e.Data), `"reason":"change"`) {
-				header = true
+		case e.Type == sessionlog.TypeRequestHeader && narrowed && reason == "":
+			if !strings.Contains(string(e.Data), "Current sandbox mode: "+string(mode)+".") {
+				t.Errorf("the child's first header after the narrowing does not state mode %s", mode)
+			}
+			reason = "?"
+			if strings.Contains(string(e.Data), `"reason":"`+wantReason+`"`) {
+				reason = wantReason
 			}
 		}
 	}
-	if !narrowed || !header {
-		t.Errorf("the child's log records the narrowing to %s: sandbox/mode %v, a change header after it %v", mode, narrowed, header)
+	if !narrowed || reason != wantReason {
+		t.Errorf("the child's log records the narrowing to %s: sandbox/mode (source ancestor) %v, then a header of reason %s: %q", mode, narrowed, wantReason, reason)
 	}
 }
 
@@ -144,7 +150,7 @@ func TestAttackBackgroundChildOutlivesNarrowedMode(t *testing.T) {
 				if len(kids) != 1 {
 					t.Fatalf("%d child logs, want 1", len(kids))
 				}
-				checkEscapeDenied(t, kids[0].Events, outside, mode)
+				checkEscapeDenied(t, kids[0].Events, outside, mode, "resume")
 			})
 		}
 	}
@@ -198,7 +204,7 @@ func TestAttackForegroundChildOutlivesNarrowedMode(t *testing.T) {
 			if len(kids) != 1 {
 				t.Fatalf("%d child logs, want 1", len(kids))
 			}
-			checkEscapeDenied(t, kids[0].Events, outside, mode)
+			checkEscapeDenied(t, kids[0].Events, outside, mode, "change")
 		})
 	}
 }
