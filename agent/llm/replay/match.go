@@ -148,7 +148,8 @@ type Matcher struct {
 
 // Diff is one difference between the recorded and the sent request.
 type Diff struct {
-	// Message is the message index (-1 for the header).
+	// Message is the message index (-1 for the header); under
+	// MatchMessages, the index among the compared (conversation) messages.
 	Message int
 	// Part is the part path inside the message ("" for the message).
 	Part string
@@ -204,7 +205,11 @@ func (m *Matcher) Check(where string, w *Want, req llm.Request) (unchecked []str
 	if m.Mode == MatchFull {
 		unchecked = append(unchecked, c.header(w.Header, req)...)
 	}
-	c.messages(w.Messages, req.Messages)
+	want, got := w.Messages, req.Messages
+	if m.Mode == MatchMessages {
+		want, got = conversation(want), conversation(got)
+	}
+	c.messages(want, got)
 	if len(c.diffs) > 0 {
 		return unchecked, &MismatchError{Where: where, Diffs: c.diffs}
 	}
@@ -348,8 +353,11 @@ func toolDiff(want, got string, c *cmp) string {
 
 // messages compares the message lists field by field.
 func (c *cmp) messages(want, got []json.RawMessage) {
-	if len(want) != len(got) {
-		c.add(-1, "", "message count", fmt.Sprint(len(want)), fmt.Sprint(len(got)))
+	switch {
+	case len(want) > len(got):
+		c.add(len(got), "", "message count", fmt.Sprintf("%d messages, message %d %s not sent", len(want), len(got), describe(want[len(got)])), fmt.Sprint(len(got)))
+	case len(want) < len(got):
+		c.add(len(want), "", "message count", fmt.Sprint(len(want)), fmt.Sprintf("%d messages, message %d %s not recorded", len(got), len(want), describe(got[len(want)])))
 	}
 	for i := range min(len(want), len(got)) {
 		w, errW := llm.ParseMessage(want[i])
@@ -451,4 +459,36 @@ func firstDiff(want, got string) string {
 		return quote(s[lo:hi])
 	}
 	return fmt.Sprintf("differ at byte %d (recorded %d bytes, sent %d): recorded …%s…, sent …%s…", i, len(want), len(got), win(want), win(got))
+}
+
+// describe names a message by its role and part types.
+func describe(raw json.RawMessage) string {
+	m, err := llm.ParseMessage(raw)
+	if err != nil {
+		return short(string(raw))
+	}
+	return fmt.Sprintf("(%s: %s)", m.Role, partTypes(m.Content))
+}
+
+// ConversationSources are the message source kinds MatchMessages compares:
+// what the user typed, what the model answered and the tool results. The
+// other messages (runtime context, instructions, reminders, catalogs,
+// notices) are each implementation's own injections; the harness compares
+// them from the logs under its message rules (harness/equiv/messages.go).
+var ConversationSources = []string{"user", "model", "tool"}
+
+// conversation keeps the messages MatchMessages compares.
+func conversation(msgs []json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(msgs))
+	for _, raw := range msgs {
+		var m struct {
+			Source struct {
+				Kind string `json:"kind"`
+			} `json:"source"`
+		}
+		if json.Unmarshal(raw, &m) == nil && (m.Source.Kind == "" || slices.Contains(ConversationSources, m.Source.Kind)) {
+			out = append(out, raw)
+		}
+	}
+	return out
 }
