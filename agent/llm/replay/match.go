@@ -256,7 +256,7 @@ func (c *cmp) same(want, got string) bool {
 	for _, l := range locs {
 		pat.WriteString(regexp.QuoteMeta(want[last:l[0]]))
 		if want[l[0]:l[1]] == "{{cwd}}" {
-			pat.WriteString(regexp.QuoteMeta("{{cwd}}") + `|.+?`)
+			pat.WriteString(`(?:` + regexp.QuoteMeta("{{cwd}}") + `|.+?)`)
 		} else {
 			pat.WriteString(`.+?`)
 		}
