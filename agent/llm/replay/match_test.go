@@ -44,11 +44,13 @@ func TestMatcherNamesTheField(t *testing.T) {
 		return r
 	}
 	swap := func(i int, old, new string) func(*llm.Request) {
-		return func(r *llm.Request) { r.Messages[i] = json.RawMessage(strings.Replace(string(r.Messages[i]), old, new, 1)) }
+		return func(r *llm.Request) {
+			r.Messages[i] = json.RawMessage(strings.Replace(string(r.Messages[i]), old, new, 1))
+		}
 	}
 	cases := []struct {
 		name, mode, field string // field "" means: matches
-		req                   llm.Request
+		req               llm.Request
 	}{
 		{"same after normalization", replay.MatchFull, "", sent(nil)},
 		{"header reason", replay.MatchFull, "header reason", sent(func(r *llm.Request) { r.HeaderReason = "series" })},
