@@ -314,7 +314,9 @@ type CorpusOptions struct {
 // the run with the recording (package equiv).
 func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult {
 	res := CorpusResult{Name: c.Scenario.Name}
-	args := append([]string{"--mode", c.Mode, "--approval", c.Approval}, c.Prep.Args...)
+	// The recording's requests are matched by their messages and header
+	// reasons; its system prompt and tool schemas are the reference's own.
+	args := append([]string{"--mode", c.Mode, "--approval", c.Approval, "--replay-match", "messages"}, c.Prep.Args...)
 	if !c.TitleModel {
 		args = append(args, "--no-title-model")
 	}
@@ -324,6 +326,11 @@ func RunCorpus(ctx context.Context, c *CorpusCase, o CorpusOptions) CorpusResult
 	if run != nil {
 		res.Wall = run.Wall
 		defer os.RemoveAll(run.Temp)
+	}
+	if run != nil {
+		mismatches, unchecked := RequestMatch(run.Stderr)
+		res.Failures = append(res.Failures, mismatches...)
+		res.Unchecked = append(res.Unchecked, unchecked...)
 	}
 	if runErr != nil {
 		res.Failures = append(res.Failures, runErr.Error())

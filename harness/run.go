@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -699,4 +700,39 @@ func firstOf(ctx context.Context, waits ...func(context.Context) error) error {
 		go func() { done <- w(ctx) }()
 	}
 	return <-done
+}
+
+// RequestMatch reads a run's stderr (reel's text log lines) for the
+// replay's request matching (agent/llm/replay, match.go): the mismatches,
+// each naming the call, message, part and field, and the calls or fields it
+// could not compare.
+func RequestMatch(stderr []byte) (mismatches, unchecked []string) {
+	for _, line := range strings.Split(string(stderr), "\n") {
+		switch {
+		case strings.Contains(line, `msg="replay: request mismatch"`):
+			mismatches = append(mismatches, logAttr(line, "diff"))
+		case strings.Contains(line, `msg="replay: request not compared"`):
+			unchecked = append(unchecked, fmt.Sprintf("model request at %s of session %s not compared: %s", logAttr(line, "call"), logAttr(line, "session"), logAttr(line, "what")))
+		}
+	}
+	return mismatches, unchecked
+}
+
+// logAttr is the value of key in a slog text line ("" when absent).
+func logAttr(line, key string) string {
+	i := strings.Index(line, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(key)+2:]
+	if strings.HasPrefix(rest, `"`) {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return rest
+		}
+		v, _ := strconv.Unquote(q)
+		return v
+	}
+	v, _, _ := strings.Cut(rest, " ")
+	return v
 }

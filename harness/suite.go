@@ -128,10 +128,21 @@ func (s *Suite) RunOne(ctx context.Context, dir string) Result {
 		runner.RecordArgs = []string{"--provider", "deepseek", "--model", "standin"}
 		runner.RecordEnv = []string{"DEEPSEEK_API_KEY=standin"}
 	}
+	switch runner.Mode {
+	case Replay:
+		// Every request is compared whole with the recorded one, the
+		// system prompt and tool schemas through the pinned goldens.
+		runner.ExtraArgs = append(slices.Clone(runner.ExtraArgs), "--replay-match", "full", "--replay-pins", absPath(s.Snapshots))
+	case Refresh:
+		// A refresh rewrites the recordings: the requests may change.
+		runner.ExtraArgs = append(slices.Clone(runner.ExtraArgs), "--replay-match", "off")
+	}
 	run, err := runner.Execute(ctx, sc)
 	if run != nil {
 		res.Wall = run.Wall
 		defer os.RemoveAll(run.Temp)
+		mismatches, _ := RequestMatch(run.Stderr)
+		res.Failures = append(res.Failures, mismatches...)
 	}
 	if err != nil {
 		fail("%v", err)

@@ -102,6 +102,12 @@ type Options struct {
 	// calls from a file instead of the recorded titles.
 	NoTitleModel        bool
 	ReplayTitleOverride string
+	// ReplayMatch is how much of each model request a replay compares with
+	// the recorded one: full, messages or off (replay.MatchModes).
+	ReplayMatch string
+	// ReplayPins is the folder of pinned prompts and tool lists the
+	// recordings' {{prompt:NAME}} and {{tools:NAME}} references name.
+	ReplayPins string
 	// Hooks and CodexHooks are hook config files of the Claude Code and
 	// the Codex dialect (repeatable; relative to the launch directory).
 	Hooks, CodexHooks []string
@@ -196,6 +202,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoSkills, "no-skills", false, "no skills: no skill catalog, skill packs or skill slash commands")
 	fs.BoolVar(&o.NoTitleModel, "no-title-model", false, "title sessions by their first prompt's first words only; do not ask the model for a title after the first turn")
 	fs.StringVar(&o.ReplayTitleOverride, "replay-title-override", "", "serve the replayed title calls of the first --replay log from `FILE` (the format of replay.override.json) instead of the recorded titles")
+	fs.StringVar(&o.ReplayMatch, "replay-match", replay.MatchFull, "how much of each model request a replay checks against the recorded one before answering: full (header reason, system prompt, tool schemas, messages), messages (header reason and messages; tool results by call id and error flag) or off")
+	fs.StringVar(&o.ReplayPins, "replay-pins", "", "folder of pinned prompts and tool lists (prompts/NAME_1.snap.md, tools/NAME_1.snap.json) that the --replay logs' {{prompt:NAME}} and {{tools:NAME}} references name")
 	fs.Var((*multiFlag)(&o.Hooks), "hooks", "run the Claude Code hooks of `FILE` (a hooks.json, or a settings.json with a \"hooks\" key; repeatable)")
 	fs.Var((*multiFlag)(&o.CodexHooks), "codex-hooks", "run the Codex hooks of `FILE` (a Codex hooks.json; repeatable)")
 	fs.StringVar(&o.ModelList, "models", "", "comma-separated `MODELS` an editor may pick per session (its model picker); default: the provider's known models when --model is one of them, else none")
@@ -242,6 +250,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.ReplayOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-override needs --replay", ErrUsage)
+	}
+	if !slices.Contains(replay.MatchModes, o.ReplayMatch) {
+		return o, fmt.Errorf("%w: --replay-match %q: want full, messages or off", ErrUsage, o.ReplayMatch)
 	}
 	if o.Standin != "" && len(o.Replay) > 0 {
 		return o, fmt.Errorf("%w: --standin and --replay both name the model; give one", ErrUsage)
@@ -317,6 +328,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 		if err != nil {
 			return err
 		}
+		models = models.(replayScripts).matching(o, log)
 		if models, err = replayTitles(models, logs, o.ReplayTitleOverride); err != nil {
 			return err
 		}
@@ -453,6 +465,16 @@ type replayScripts struct {
 	scripts, titles [][]replay.Entry
 	// ids are the recorded logs' session ids.
 	ids []string
+	// match and pins configure each provider's request matching (empty
+	// match: none); log hears of what a call could not compare.
+	match, pins string
+	log         *slog.Logger
+}
+
+// matching configures the request matching of every replayed session.
+func (r replayScripts) matching(o Options, log *slog.Logger) replayScripts {
+	r.match, r.pins, r.log = o.ReplayMatch, o.ReplayPins, log
+	return r
 }
 
 // RecordedID implements the engine's recordedIDs: a replayed session
@@ -476,6 +498,20 @@ func (r replayScripts) ForSession(index int, cwd string, done int) (llm.Provider
 		return nil, fmt.Errorf("replay: session %d was opened, but only %d recorded log(s) were given with --replay", index+1, len(r.scripts))
 	}
 	p := replay.New(r.scripts[index], done, cwd)
+	if r.match != "" && r.match != replay.MatchOff {
+		log := r.log
+		p.WithMatcher(&replay.Matcher{Mode: r.match, Cwd: cwd, Pins: r.pins}, func(where string, what []string) {
+			if log != nil {
+				// The snapshot harness reads this line: the scenario is partial.
+				log.Warn("replay: request not compared", "session", index+1, "call", where, "what", strings.Join(what, "; "))
+			}
+		}, func(err *replay.MismatchError) {
+			if log != nil {
+				// The snapshot harness reads this line: the scenario fails with it.
+				log.Error("replay: request mismatch", "session", index+1, "call", err.Where, "diff", err.Error())
+			}
+		})
+	}
 	if index < len(r.titles) {
 		p.WithTitles(r.titles[index])
 	}
@@ -519,7 +555,7 @@ func replayModels(logs []string, override string) (_ agent.Models, provider, mod
 		if i == 0 {
 			ov = override
 		}
-		script, err := replay.Load(d.Events, ov)
+		script, err := replay.LoadWithWants(d.Header, d.Events, ov)
 		if err != nil {
 			return nil, "", "", nil, fmt.Errorf("--replay: %s: %w", path, err)
 		}

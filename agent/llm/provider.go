@@ -32,6 +32,10 @@ type Request struct {
 	// conversation: PurposeTitle for a session title ("" for a step). A
 	// replayed or scripted model answers such a call from its own source.
 	Purpose string `json:"purpose,omitempty"`
+	// HeaderReason is the reason of the request/header the step wrote
+	// before this call ("" when it inherited the header in force). It is
+	// not sent; a replayed model compares it with the recording's.
+	HeaderReason string `json:"-"`
 }
 
 // PurposeTitle marks the model call that titles a session.

@@ -30,6 +30,30 @@ type Provider struct {
 	titles        []Entry
 	nextTitle     int
 	titleInFlight bool
+	// match compares each request with the recorded one (match.go); nil
+	// compares nothing. unchecked hears of what it could not compare.
+	match     *Matcher
+	unchecked func(where string, what []string)
+	mismatch  func(err *MismatchError)
+}
+
+// WithMatcher makes the provider compare every request with the one the
+// recording sent at that call before answering it: a mismatch fails the
+// call with a *MismatchError, which mismatch (when non-nil) hears of too.
+// unchecked, when non-nil, is told of each call (or field) the recording
+// cannot provide a request for.
+func (p *Provider) WithMatcher(m *Matcher, unchecked func(where string, what []string), mismatch func(err *MismatchError)) *Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.match, p.unchecked, p.mismatch = m, unchecked, mismatch
+	return p
+}
+
+// note reports what a call could not compare.
+func (p *Provider) note(where string, what ...string) {
+	if p.unchecked != nil && len(what) > 0 {
+		p.unchecked(where, what)
+	}
 }
 
 // New returns a provider serving script from position start (the number of
@@ -50,6 +74,9 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, err
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if req.Purpose == llm.PurposeTitle {
+		if p.match != nil && p.match.Mode != MatchOff {
+			p.note("title call", "the title request is not compared")
+		}
 		s, err := p.titleStream()
 		if err != nil {
 			return nil, err
@@ -66,6 +93,20 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, err
 	e := p.script[p.next]
 	if e.Kind == KindIncomplete {
 		return nil, fmt.Errorf("replay: model call %d (%s) ended without a finish chunk in the recording (the stream threw or was cancelled); patch it in replay.override.json", p.next+1, e.Where)
+	}
+	if p.match != nil && p.match.Mode != MatchOff {
+		if e.Want == nil {
+			p.note(e.Where, "the recording holds no request for this call")
+		} else {
+			unchecked, err := p.match.Check(e.Where, e.Want, req)
+			p.note(e.Where, unchecked...)
+			if err != nil {
+				if me, ok := err.(*MismatchError); ok && p.mismatch != nil {
+					p.mismatch(me)
+				}
+				return nil, err
+			}
+		}
 	}
 	p.next++
 	p.inFlight = true

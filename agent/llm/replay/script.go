@@ -42,6 +42,10 @@ type Entry struct {
 	ReadyFile string
 	// Where names the call's origin for error messages ("turn 2 step 1").
 	Where string
+	// Want is the request the recording sent at this call (match.go), nil
+	// when the recording cannot provide it (a compaction summary, a call
+	// an override scripts).
+	Want *Want
 	// chunksGiven records whether an override entry named its chunks.
 	chunksGiven bool
 }
@@ -446,6 +450,9 @@ func (o *Override) Apply(derived []Entry) ([]Entry, error) {
 			return nil, err
 		}
 		e := inherit(p.Entry, derived, p.At)
+		if e.Want == nil && p.At < len(derived) {
+			e.Want = derived[p.At].Want // a patched answer answers the same request
+		}
 		if p.At == len(out) {
 			out = append(out, e)
 		} else {
@@ -469,6 +476,26 @@ func ApplyOverride(derived []Entry, raw []byte, file string) ([]Entry, error) {
 // when it is non-empty.
 func Load(events []sessionlog.Event, overridePath string) ([]Entry, error) {
 	derived, derr := Derive(events)
+	return loadOver(derived, derr, overridePath)
+}
+
+// LoadWithWants is Load whose step entries also carry the request the
+// recording sent (Wants, AttachWants), for a Provider with a Matcher. h is
+// the log's header.
+func LoadWithWants(h sessionlog.Header, events []sessionlog.Event, overridePath string) ([]Entry, error) {
+	derived, derr := Derive(events)
+	if derr == nil {
+		wants, err := Wants(h, events)
+		if err != nil {
+			return nil, err
+		}
+		AttachWants(derived, wants)
+	}
+	return loadOver(derived, derr, overridePath)
+}
+
+// loadOver applies the override at overridePath, if any, to derived.
+func loadOver(derived []Entry, derr error, overridePath string) ([]Entry, error) {
 	if overridePath == "" {
 		return derived, derr
 	}
