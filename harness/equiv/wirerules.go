@@ -234,7 +234,6 @@ func (c *wireCheck) lineOf(u Update) string {
 
 func checkThoughts(c *wireCheck) {
 	rest := c.exp.thoughts.String()
-	var notices []string
 	for _, u := range of(c.gw, "agent_thought_chunk") {
 		t := chunkText(u.Raw)
 		switch {
@@ -243,8 +242,8 @@ func checkThoughts(c *wireCheck) {
 			rest = rest[len(t):]
 		case strings.HasSuffix(t, "\n"):
 			// A notice of reel's own (a hook's message, a retry, a
-			// refused image): one whole chunk ending a line.
-			notices = append(notices, t)
+			// refused image): one whole chunk ending a line. It is left
+			// out; recorded reasoning it displaced still shows missing.
 		default:
 			done := len(c.exp.thoughts.String()) - len(rest)
 			c.diff("wire thoughts", c.lineOf(u), "agent_thought_chunk %q continues none of the recorded reasoning (after %d of its bytes; next: %q) and is no notice", clip(t, 120), done, clip(rest, 120))
@@ -282,15 +281,6 @@ func chunkText(raw json.RawMessage) string {
 		return ""
 	}
 	return u.Content.Text
-}
-
-// firstByteDiff is the index of the first byte where a and b differ.
-func firstByteDiff(a, b string) int {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return i
 }
 
 // toolKinds are ACP's tool kinds.
