@@ -1,0 +1,85 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// DefaultMaxResponseBytes is the default cap on one model response (its
+// text, reasoning and tool-call arguments together): 16 MiB, hundreds of
+// times a real answer's output-token limit, so that only a broken or hostile
+// endpoint reaches it.
+const DefaultMaxResponseBytes = 16 << 20
+
+// responseCapPlugin names the notice a cut response leaves the model.
+const responseCapPlugin = "response-cap"
+
+// maxResponseBytes is the engine's cap on one model response.
+func (e *Engine) maxResponseBytes() int {
+	if e.cfg.MaxResponseBytes > 0 {
+		return e.cfg.MaxResponseBytes
+	}
+	return DefaultMaxResponseBytes
+}
+
+// responseBudget counts the bytes one model response has streamed: the text
+// of text and reasoning deltas, the id, name and arguments of tool-call
+// deltas (each delta repeats its id and name, and the log keeps each
+// delta), a raw chunk whole, and what a block-end's block holds beyond the
+// deltas already counted at its index (a block that arrives whole counts
+// whole; a block rebuilt from its deltas adds nothing). It is linear in
+// what it reads.
+type responseBudget struct {
+	limit   int
+	used    int
+	byIndex map[int]int
+}
+
+func newResponseBudget(limit int) *responseBudget {
+	return &responseBudget{limit: limit, byIndex: map[int]int{}}
+}
+
+// admit counts c and reports whether the response still fits the cap.
+// A chunk that does not fit is not counted.
+func (b *responseBudget) admit(c llm.Chunk) bool {
+	n := 0
+	switch {
+	case c.Raw != nil:
+		n = len(c.Raw)
+	case c.Type == llm.ChunkTextDelta || c.Type == llm.ChunkReasoningDelta:
+		n = len(c.Text)
+	case c.Type == llm.ChunkToolCallDelta:
+		n = len(c.ID) + len(c.Name) + len(c.ArgumentsDelta)
+	case c.Type == llm.ChunkBlockEnd && c.Block != nil:
+		whole := len(c.Block.Text) + len(c.Block.ID) + len(c.Block.Name) + len(c.Block.Arguments) + len(c.Block.Raw)
+		n = max(whole-b.byIndex[c.Index], 0)
+	}
+	if n > b.limit-b.used {
+		return false
+	}
+	b.used += n
+	if c.Raw == nil {
+		b.byIndex[c.Index] += n
+	}
+	return true
+}
+
+// cutNote is what the model is told at its next step, and the user at
+// once, about a response cut at limit bytes.
+func cutNote(limit int) string {
+	return fmt.Sprintf("[reel] The previous model response was cut off: it exceeded %d bytes (reel acp --max-response-bytes), "+
+		"so reel stopped the stream and kept what had arrived. No tool call of that response was run. "+
+		"Continue in smaller pieces.", limit)
+}
+
+// cutNotice is the user message that tells the model its last response was
+// cut.
+func (s *Session) cutNotice(limit int) sessionlog.UserMessage {
+	return sessionlog.UserMessage{
+		Content: []sessionlog.ContentPart{sessionlog.TextPart(cutNote(limit))},
+		Source:  pluginSource(responseCapPlugin, "notice", fmt.Sprintf("response cut at %d bytes", limit)),
+		ID:      s.eng.newID(),
+	}
+}
