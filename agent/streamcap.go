@@ -8,10 +8,10 @@ import (
 )
 
 // DefaultMaxResponseBytes is the default cap on one model response (its
-// text, reasoning and tool-call arguments together): 16 MiB, hundreds of
-// times a real answer's output-token limit, so that only a broken or hostile
-// endpoint reaches it.
-const DefaultMaxResponseBytes = 16 << 20
+// text, reasoning and tool-call arguments together): 8 MiB, about thirty
+// times what a 64k-token output limit lets a real model write, so that only
+// a broken or hostile endpoint reaches it.
+const DefaultMaxResponseBytes = 8 << 20
 
 // responseCapPlugin names the notice a cut response leaves the model.
 const responseCapPlugin = "response-cap"

@@ -13,7 +13,7 @@ import (
 )
 
 // streamCap is the --max-response-bytes the stream attacks run reel with.
-const streamCap = 64 << 10
+const streamCap = 32 << 10
 
 // cutNoteMarker is in the note a cut response leaves the model and the user.
 const cutNoteMarker = "The previous model response was cut off"
@@ -23,8 +23,9 @@ const cutNoteMarker = "The previous model response was cut off"
 // and then finishes (issue 26 finding 7: 64 MiB of answer text took reel to
 // a peak RSS of 1,169 MiB and a 192 MiB log; nothing bounded it). The
 // stream is text, or the arguments of one bash tool call (`touch PWNED`
-// plus endless padding). With --max-response-bytes 64 KiB each prompt ends
-// max_tokens, the log holds at most the cap's worth of the response (its
+// and a comment of endless padding; three times the 32 KiB cap is still an
+// argument the kernel takes, so code without the cap ran the call). With
+// --max-response-bytes 32 KiB each prompt ends max_tokens, the log holds at most the cap's worth of the response (its
 // chunks and its message: a small multiple of the cap), the tool does not
 // run, the user is told, and the model's next request carries the note.
 func TestAttackEndlessModelStream(t *testing.T) {
@@ -49,10 +50,12 @@ func TestAttackEndlessModelStream(t *testing.T) {
 			p.initialize()
 			sid := p.newSession(ws)
 			stop, frames := p.prompt(sid, "Tell me a long story.")
-			if len(srv.bodies) != 1 {
-				t.Fatalf("the prompt made %d model requests, want 1", len(srv.bodies))
+			if n := len(srv.bodies); n != 1 {
+				t.Errorf("the prompt made %d model requests, want 1 (a tool call ran and its result went back)", n)
 			}
-			<-srv.bodies
+			for len(srv.bodies) > 0 {
+				<-srv.bodies
+			}
 
 			var shown strings.Builder
 			for _, f := range frames {
@@ -60,7 +63,7 @@ func TestAttackEndlessModelStream(t *testing.T) {
 					shown.WriteString(text)
 				}
 				if _, kind, _ := f.update(); kind == "tool_call" {
-					t.Errorf("a tool call of the cut response was shown: %s", f.raw)
+					t.Errorf("a tool call of the cut response was shown: %.200s…", f.raw)
 				}
 			}
 			if stop != "max_tokens" {
@@ -88,7 +91,7 @@ func TestAttackEndlessModelStream(t *testing.T) {
 						t.Errorf("the assistant/message keeps %d bytes, more than the %d-byte cap", len(e.Data), streamCap)
 					}
 				case sessionlog.TypeToolCall, sessionlog.TypeToolResult:
-					t.Errorf("the cut response's tool call was logged as run: %s", e.Type)
+					t.Errorf("the cut response's tool call was logged as run: %s %.300s…", e.Type, e.Data)
 				case sessionlog.TypeTurnEnd:
 					d, err := sessionlog.DecodeData[sessionlog.TurnEndData](&e)
 					if err != nil {

@@ -55,7 +55,7 @@ func (s *sseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case short:
 		_, _ = bw.WriteString(head + `{"content":"OK"}}]}` + "\n\n")
 	case s.toolArgs:
-		first := head + `{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"touch PWNED\",\"x\":\""}}]}}]}` + "\n\n"
+		first := head + `{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"command\":\"touch PWNED # "}}]}}]}` + "\n\n"
 		_, _ = bw.WriteString(first)
 		event = []byte(head + `{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.TrimSuffix(delta64, "\n") + `_"}}]}}]}` + "\n\n")
 	default:
