@@ -265,6 +265,24 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	defer stream.Close()
 	limit := r.e.maxResponseBytes()
 	budget := newResponseBudget(limit)
+	merger := newDeltaMerger()
+	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
+		for _, c := range cs {
+			chunkJSON, err := c.AppendJSON(nil)
+			if err != nil {
+				return fmt.Errorf("%s: encode chunk: %w", where, err)
+			}
+			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
+			if err != nil {
+				return err
+			}
+			res.chunkSeqs = append(res.chunkSeqs, seq)
+		}
+		return nil
+	}
+	// A merge still held when the call fails or is cancelled is logged
+	// all the same: the interrupted message cites every delta shown.
+	defer func() { _ = logChunks(context.WithoutCancel(ctx), merger.flush()) }()
 	for !res.cut {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
@@ -282,15 +300,9 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 			c = llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishMaxTokens}}
 			r.e.log.Warn("model response over the byte cap: stream stopped", "session", r.s.id, "turn", r.turn, "step", step, "limit", limit)
 		}
-		chunkJSON, err := c.AppendJSON(nil)
-		if err != nil {
-			return res, fmt.Errorf("%s: encode chunk: %w", where, err)
-		}
-		seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
-		if err != nil {
+		if err := logChunks(ctx, merger.add(c)); err != nil {
 			return res, err
 		}
-		res.chunkSeqs = append(res.chunkSeqs, seq)
 		d, err := res.asm.Add(c)
 		switch d.Type {
 		case llm.BlockText:
@@ -301,6 +313,9 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		if err != nil {
 			return res, err
 		}
+	}
+	if err := logChunks(ctx, merger.flush()); err != nil {
+		return res, err
 	}
 	if res.cut {
 		// The model learns of the cut at its next step; the user now.

@@ -83,3 +83,89 @@ func (s *Session) cutNotice(limit int) sessionlog.UserMessage {
 		ID:      s.eng.newID(),
 	}
 }
+
+// A block's deltas are logged one by one until it has streamed
+// coalesceAfter bytes; after that, consecutive deltas of the block are
+// logged merged, coalesceBytes or more at a time. A long answer then costs
+// the log (and the memory that holds it) a few events per 16 KiB instead
+// of one per delta, while answers of ordinary length keep the stream's own
+// chunks. The rule is idempotent, so replaying a log rebuilds it: a merged
+// chunk is at least coalesceBytes and is logged alone again, and a shorter
+// one ended where another chunk followed, as it does in the replay.
+const (
+	coalesceAfter = 64 << 10
+	coalesceBytes = 16 << 10
+)
+
+// deltaMerger merges the late deltas of long blocks (see coalesceAfter).
+type deltaMerger struct {
+	streamed map[int]int // bytes of delta payload seen per block index
+	held     llm.Chunk   // the merged delta not yet logged, when holding
+	payload  []byte
+	holding  bool
+}
+
+func newDeltaMerger() *deltaMerger { return &deltaMerger{streamed: map[int]int{}} }
+
+// deltaPayload returns the text or arguments a delta carries; ok is false
+// for every other chunk.
+func deltaPayload(c llm.Chunk) (string, bool) {
+	if c.Raw != nil {
+		return "", false
+	}
+	switch c.Type {
+	case llm.ChunkTextDelta, llm.ChunkReasoningDelta:
+		return c.Text, true
+	case llm.ChunkToolCallDelta:
+		return c.ArgumentsDelta, true
+	}
+	return "", false
+}
+
+// add takes the next chunk of the stream and returns the chunks to log now,
+// in order: a held merge that c does not continue, and c itself unless it
+// is merged (and then held until it is long enough or something else
+// follows).
+func (m *deltaMerger) add(c llm.Chunk) []llm.Chunk {
+	var out []llm.Chunk
+	p, delta := deltaPayload(c)
+	eligible := delta && m.streamed[c.Index] >= coalesceAfter
+	if delta {
+		m.streamed[c.Index] += len(p)
+	}
+	if m.holding && !(eligible && c.Type == m.held.Type && c.Index == m.held.Index && c.ID == m.held.ID && c.Name == m.held.Name) {
+		out = append(out, m.take())
+	}
+	if !eligible {
+		return append(out, c)
+	}
+	if !m.holding {
+		m.held, m.holding = c, true
+		m.payload = m.payload[:0]
+	}
+	m.payload = append(m.payload, p...)
+	if len(m.payload) >= coalesceBytes {
+		out = append(out, m.take())
+	}
+	return out
+}
+
+// take returns the held merge and stops holding.
+func (m *deltaMerger) take() llm.Chunk {
+	c := m.held
+	if c.Type == llm.ChunkToolCallDelta {
+		c.ArgumentsDelta = string(m.payload)
+	} else {
+		c.Text = string(m.payload)
+	}
+	m.held, m.holding = llm.Chunk{}, false
+	return c
+}
+
+// flush returns the held merge, if any.
+func (m *deltaMerger) flush() []llm.Chunk {
+	if !m.holding {
+		return nil
+	}
+	return []llm.Chunk{m.take()}
+}

@@ -58,3 +58,71 @@ func TestResponseBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestDeltaMergerIdempotent: a long block's late deltas are merged, the
+// text is kept byte for byte, ordinary answers keep their chunks, and
+// merging the merged stream again (what a replay of the log does) changes
+// nothing.
+func TestDeltaMergerIdempotent(t *testing.T) {
+	delta := func(typ string, i int, s string) llm.Chunk {
+		if typ == llm.ChunkToolCallDelta {
+			return llm.Chunk{Type: typ, Index: i, ID: "c1", Name: "bash", ArgumentsDelta: s}
+		}
+		return llm.Chunk{Type: typ, Index: i, Text: s}
+	}
+	long := func(typ string, i, n int) []llm.Chunk {
+		var cs []llm.Chunk
+		for k := 0; k < n; k++ {
+			cs = append(cs, delta(typ, i, strings.Repeat(string(rune('a'+k%26)), 64)))
+		}
+		return cs
+	}
+	finish := llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishStop}}
+	cases := []struct {
+		name   string
+		stream []llm.Chunk
+		merged bool
+	}{
+		{"short answer keeps its chunks", append(long(llm.ChunkTextDelta, 0, 100), finish), false},
+		{"long text", append(long(llm.ChunkTextDelta, 0, 5000), finish), true},
+		{"long reasoning then text", append(append(long(llm.ChunkReasoningDelta, 0, 3000), long(llm.ChunkTextDelta, 1, 3000)...), finish), true},
+		{"long tool-call arguments", append(long(llm.ChunkToolCallDelta, 0, 4000), finish), true},
+	}
+	run := func(in []llm.Chunk) []llm.Chunk {
+		m := newDeltaMerger()
+		var out []llm.Chunk
+		for _, c := range in {
+			out = append(out, m.add(c)...)
+		}
+		return append(out, m.flush()...)
+	}
+	text := func(cs []llm.Chunk) string {
+		var b strings.Builder
+		for _, c := range cs {
+			b.WriteString(c.Type + ":" + c.Text + c.ArgumentsDelta + "|")
+		}
+		return b.String()
+	}
+	join := func(cs []llm.Chunk) string {
+		var b strings.Builder
+		for _, c := range cs {
+			b.WriteString(c.Text + c.ArgumentsDelta)
+		}
+		return b.String()
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			once := run(tc.stream)
+			if join(once) != join(tc.stream) {
+				t.Fatal("merging changed the streamed text")
+			}
+			if merged := len(once) < len(tc.stream); merged != tc.merged {
+				t.Errorf("%d chunks from %d: merged %v, want %v", len(once), len(tc.stream), merged, tc.merged)
+			}
+			twice := run(once)
+			if len(twice) != len(once) || text(twice) != text(once) {
+				t.Errorf("merging the merged stream again gives %d chunks, not the same %d", len(twice), len(once))
+			}
+		})
+	}
+}
