@@ -340,9 +340,10 @@ func Run(ctx context.Context, args []string, env IO) error {
 			return err
 		}
 		cfg.Models, cfg.Provider, cfg.Model = models, provider, model
-		// The MCP servers of a replayed session are its recording's: no
-		// server is started or called.
-		cfg.MCP = mcpreplay.Connector{Logs: logs}
+		// The MCP servers of a replayed session are its recording's,
+		// served in-process to reel's own MCP client: no server is
+		// started or called.
+		cfg.MCP = mcpreplay.Connector{Logs: logs, Logger: log}
 		log.Info("replaying recorded model calls", "logs", o.Replay)
 	} else {
 		if o.Standin != "" {

@@ -34,7 +34,12 @@ func recorded(connections int, calls ...[3]string) []sessionlog.Event {
 	return evs
 }
 
-var servers = []mcp.ServerConfig{{Name: "t", Transport: mcp.TransportStdio}, {Name: "dead", Transport: mcp.TransportStdio}}
+// servers are the session's servers; their commands do not exist: a
+// replay starts none.
+var servers = []mcp.ServerConfig{
+	{Name: "t", Transport: mcp.TransportStdio, Command: "/nonexistent/t"},
+	{Name: "dead", Transport: mcp.TransportStdio, Command: "/nonexistent/dead"},
+}
 
 func run(t *testing.T, conn agent.MCPConnection, id, args string) tools.Result {
 	t.Helper()
@@ -72,7 +77,7 @@ func TestReplayedServers(t *testing.T) {
 		}
 	}
 	conn, _ = c.Connect(context.Background(), agent.MCPRequest{Servers: servers})
-	if got := run(t, conn, "c1", `{"text":"b"}`); !got.IsError || !strings.Contains(got.Text, `with {"text":"a"}, not {"text":"b"}`) {
+	if got := run(t, conn, "c1", `{"text":"b"}`); !got.IsError || !strings.Contains(got.Text, `the server "t" was called with echo {"text":"b"}, but the recording called it with {"text":"a"} (call "c1")`) {
 		t.Errorf("other arguments: %+v", got)
 	}
 }
