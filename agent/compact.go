@@ -275,6 +275,7 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 	}
 	defer stream.Close()
 	var asm llm.Assembler
+	budget := newResponseBudget(e.maxResponseBytes())
 	for {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
@@ -282,6 +283,9 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 		}
 		if err != nil {
 			return "", nil, nil, err
+		}
+		if !budget.admit(c) {
+			return "", nil, nil, fmt.Errorf("the summary call streamed more than %d bytes (--max-response-bytes)", budget.limit)
 		}
 		if _, err := asm.Add(c); err != nil {
 			return "", nil, nil, err

@@ -21,6 +21,9 @@ type callResult struct {
 	chunkSeqs []int
 	asm       llm.Assembler
 	finish    string
+	// cut is set when the response outgrew the cap on its bytes and reel
+	// stopped its stream (agent/streamcap.go).
+	cut bool
 }
 
 // steps runs the turn's steps until one ends it.
@@ -260,7 +263,27 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		return res, fmt.Errorf("%s: %w", where, err)
 	}
 	defer stream.Close()
-	for {
+	limit := r.e.maxResponseBytes()
+	budget := newResponseBudget(limit)
+	merger := newDeltaMerger()
+	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
+		for _, c := range cs {
+			chunkJSON, err := c.AppendJSON(nil)
+			if err != nil {
+				return fmt.Errorf("%s: encode chunk: %w", where, err)
+			}
+			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
+			if err != nil {
+				return err
+			}
+			res.chunkSeqs = append(res.chunkSeqs, seq)
+		}
+		return nil
+	}
+	// A merge still held when the call fails or is cancelled is logged
+	// all the same: the interrupted message cites every delta shown.
+	defer func() { _ = logChunks(context.WithoutCancel(ctx), merger.flush()) }()
+	for !res.cut {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -268,15 +291,18 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", where, err)
 		}
-		chunkJSON, err := c.AppendJSON(nil)
-		if err != nil {
-			return res, fmt.Errorf("%s: encode chunk: %w", where, err)
+		if !budget.admit(c) {
+			// Past the cap the stream is stopped (its body closed): what
+			// arrived is kept and the response finishes as cut at the
+			// output limit, so none of its tool calls runs.
+			_ = stream.Close()
+			res.cut = true
+			c = llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishMaxTokens}}
+			r.e.log.Warn("model response over the byte cap: stream stopped", "session", r.s.id, "turn", r.turn, "step", step, "limit", limit)
 		}
-		seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
-		if err != nil {
+		if err := logChunks(ctx, merger.add(c)); err != nil {
 			return res, err
 		}
-		res.chunkSeqs = append(res.chunkSeqs, seq)
 		d, err := res.asm.Add(c)
 		switch d.Type {
 		case llm.BlockText:
@@ -287,6 +313,14 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		if err != nil {
 			return res, err
 		}
+	}
+	if err := logChunks(ctx, merger.flush()); err != nil {
+		return res, err
+	}
+	if res.cut {
+		// The model learns of the cut at its next step; the user now.
+		r.s.queueNotice(r.s.cutNotice(limit))
+		r.c.Updates.Text(ctx, "\n\n"+cutNote(limit)+"\n")
 	}
 	fin, err := res.asm.Finish()
 	if errors.Is(err, llm.ErrNoFinish) {

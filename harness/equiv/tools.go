@@ -43,6 +43,10 @@ type Essence struct {
 	// order them differently (a glob listing, grep matches, interleaved
 	// stdout and stderr).
 	Unordered bool
+	// Inline is, for a spilled bash result, how many bytes the model is
+	// shown: the result's whole text less the spill path its notice names
+	// (0: not spilled). Two are equal within spillSlack bytes.
+	Inline int
 }
 
 // ToolRules is the per-tool normalization table: for each tool, what of a
@@ -59,12 +63,14 @@ var ToolRules = []ToolRule{
 		essence: readEssence,
 	},
 	{
-		Tool:     "bash",
-		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and the whole result's size (shown + omitted bytes), and the output lines",
+		Tool: "bash",
+		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and the whole result's size (shown + omitted bytes), and the output lines; " +
+			"a spilled result by that size, how much of it is shown inline (the result's text less the spill path it names, within " + strconv.Itoa(spillSlack) + " bytes: " +
+			"both fill the inline cap, and each system's spill path has its own length) and the first and last " + strconv.Itoa(spillEdge) + " bytes shown",
 		Normalized: "`[exit code: N]` against `[exit code N]`, `[killed by signal: SIGX]` against `[killed by signal N (description)]` (N mapped to its Linux name), `[timed out after Nms]` against `[timed out after N ms]`; " +
 			"the reference's trailing `[sandbox: file access denied under M mode]` against reel's leading `[sandbox denied: mode M]` line; " +
 			"`(no output)` is no lines; the reference prints stderr after stdout under a `[stderr]` line while reel interleaves the two streams, " +
-			"so output with a stderr part is compared as a multiset of lines; the spill file's path; trailing newlines",
+			"so output with a stderr part is compared as a multiset of lines; the spill file's path (its length within the slack above); trailing newlines",
 		essence: bashEssence,
 	},
 	{
@@ -276,6 +282,7 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 		// spill path), so the two systems show and omit different byte
 		// counts of the same result: its whole size is the fact.
 		omitted, _ := strconv.Atoi(text[m[2]:m[3]])
+		e.Inline = len(text) - len(spillPath(text[m[0]:]))
 		text = text[:m[0]]
 		spilled = strconv.Itoa(len(text) + omitted)
 	}
@@ -347,6 +354,31 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 		e.Items = strings.Split(body, "\n")
 	}
 	return e, true
+}
+
+// spillSlack is how far apart two spilled results' inline sizes may be
+// and still be equal. Both systems fill the inline cap with the head, the
+// tail and the notice, and the notice names the spill file, whose path
+// has a length of its own in each system and run (the reference's
+// /tmp/dsh-acp-snap-…/session-…/…-bash.txt, reel's
+// <state>/reel/spill/<session>/bash-N.txt; a normalized log shows
+// {{tmp}}), so the size less the path still differs by the two paths'
+// lengths. Showing twice as much, or half, differs by far more under the
+// smallest cap the corpus uses (800 bytes).
+const spillSlack = 100
+
+// spillStoredAt finds the spill path in a notice: "stored at: PATH. Use …"
+// (reel and the reference alike; reel's "only its first N bytes are
+// stored at: PATH. …" too).
+var spillStoredAt = regexp.MustCompile(`stored at: (.*?)\. [A-Z]`)
+
+// spillPath is the spill path a notice names, or "" when it names none
+// (the result was not stored).
+func spillPath(notice string) string {
+	if m := spillStoredAt.FindStringSubmatch(notice); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // spillEdge is how much of a spilled result's head and of its tail are
@@ -538,7 +570,7 @@ func todoEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // equal reports whether two essences agree.
 func (e Essence) equal(o Essence) bool {
-	if !slices.Equal(e.Facts, o.Facts) {
+	if !slices.Equal(e.Facts, o.Facts) || !inlineEqual(e.Inline, o.Inline) {
 		return false
 	}
 	if e.Unordered || o.Unordered {
@@ -550,12 +582,32 @@ func (e Essence) equal(o Essence) bool {
 	return slices.Equal(e.Items, o.Items)
 }
 
+// inlineEqual says two inline sizes agree: both 0 (not spilled), or both
+// set and within spillSlack bytes.
+func inlineEqual(a, b int) bool {
+	if a == 0 || b == 0 {
+		return a == b
+	}
+	return abs(a-b) <= spillSlack
+}
+
+// abs is |n|.
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
 // String renders an essence for a message: facts, then items, one per
 // line, at most a screenful.
 func (e Essence) String() string {
 	var b strings.Builder
 	if len(e.Facts) > 0 {
 		b.WriteString("[" + strings.Join(e.Facts, "; ") + "]")
+	}
+	if e.Inline != 0 {
+		b.WriteString("[shown inline: " + strconv.Itoa(e.Inline) + " bytes besides the spill path]")
 	}
 	const most = 12
 	for i, it := range e.Items {
@@ -577,6 +629,9 @@ func firstDifference(a, b Essence) string {
 		if x, y := nth(a.Facts, i), nth(b.Facts, i); x != y {
 			return "fact " + strconv.Itoa(i+1) + ": " + x + " vs " + y
 		}
+	}
+	if !inlineEqual(a.Inline, b.Inline) {
+		return "shown inline: " + strconv.Itoa(a.Inline) + " vs " + strconv.Itoa(b.Inline) + " bytes besides the spill path (more than " + strconv.Itoa(spillSlack) + " apart)"
 	}
 	ai, bi := a.Items, b.Items
 	what := "line"

@@ -178,21 +178,23 @@ func decodeRecord(body []byte) ([]sessionlog.Event, error) {
 // runs of at least three consecutive same-block deltas become one packed
 // row; everything else is one line per event. Each line ends in '\n'.
 func AppendRecords(b []byte, events []sessionlog.Event) []byte {
-	var (
-		runEv []sessionlog.Event
-		runD  []*delta
-	)
+	// The current run is events[start:start+n]; nothing is copied per
+	// event, so encoding a stream of a million deltas holds no more than
+	// its output.
+	start, n := 0, 0
+	var prev *delta
 	flush := func() {
-		if len(runEv) >= minRun {
-			b = appendRow(b, runEv, runD)
+		run := events[start : start+n]
+		if n >= minRun {
+			b = appendRow(b, run)
 			b = append(b, '\n')
 		} else {
-			for k := range runEv {
-				b = runEv[k].AppendJSON(b)
+			for k := range run {
+				b = run[k].AppendJSON(b)
 				b = append(b, '\n')
 			}
 		}
-		runEv, runD = runEv[:0], runD[:0]
+		n, prev = 0, nil
 	}
 	for i := range events {
 		e := &events[i]
@@ -203,11 +205,14 @@ func AppendRecords(b []byte, events []sessionlog.Event) []byte {
 			b = append(b, '\n')
 			continue
 		}
-		if n := len(runEv); n > 0 && !continues(runD[n-1], d, &runEv[n-1], e) {
+		if n > 0 && !continues(prev, d, &events[i-1], e) {
 			flush()
 		}
-		runEv = append(runEv, *e)
-		runD = append(runD, d)
+		if n == 0 {
+			start = i
+		}
+		n++
+		prev = d
 	}
 	flush()
 	return b

@@ -530,8 +530,26 @@ func (w *writer) Sync(ctx context.Context) error {
 	clear(w.pending)
 	w.pending = w.pending[:0]
 	w.prefix = nil
+	// A large batch (a long streamed answer) does not keep its buffers
+	// for the rest of the session.
+	if cap(w.pending) > retainEvents {
+		w.pending = nil
+	}
+	if cap(w.buf) > retainBytes {
+		w.buf = nil
+	}
+	if cap(w.out) > retainBytes {
+		w.out = nil
+	}
 	return nil
 }
+
+// retainEvents and retainBytes bound the buffers a writer keeps between
+// syncs.
+const (
+	retainEvents = 4096
+	retainBytes  = 1 << 20
+)
 
 // fsync syncs the file; what names the data it makes durable ("" for a
 // truncation alone).
