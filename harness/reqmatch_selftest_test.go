@@ -30,7 +30,7 @@ func TestRequestMatchCatchesSourceBug(t *testing.T) {
 		// The compaction summary request leaves out the last message of
 		// the range it summarizes (agent/compact.go); the log is unchanged.
 		{"compaction-range-off-by-one", "compaction",
-			"compaction summary at seq 56 message 4 message count: recorded 5 messages, message 4 (user: text) not sent, sent 4", false},
+			"compaction summary at seq 56 message 3 message count: recorded 4 messages, message 3 (assistant: text) not sent, sent 3", false},
 		// A changed header (set_mode) is written with reason series
 		// (sessionlog/header.go).
 		{"mode-header-series", "sandbox-mode-switch",

@@ -230,14 +230,12 @@ func (m *Matcher) Check(where string, w *Want, req llm.Request) (unchecked []str
 		// under MatchFull, not at all under MatchMessages.
 		if len(got) == 0 {
 			c.add(0, "", "instruction", "a last user message holding the instruction", "no message")
-		} else if text, ok, why := c.pinned(w.Instruction); m.Mode == MatchFull && !ok {
-			unchecked = append(unchecked, "instruction ("+why+")")
-			got = got[:len(got)-1]
-		} else if m.Mode == MatchFull {
-			instr := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart(text)}}
-			want = append(slices.Clip(want), instr.AppendJSON(nil))
 		} else {
+			last := got[len(got)-1]
 			got = got[:len(got)-1]
+			if m.Mode == MatchFull {
+				unchecked = append(unchecked, c.instruction(len(got), w.Instruction, last)...)
+			}
 		}
 	}
 	if m.Mode == MatchMessages {
@@ -326,6 +324,23 @@ func (c *cmp) header(h sessionlog.RequestHeader, req llm.Request) (unchecked []s
 		}
 	}
 	return unchecked
+}
+
+// instruction compares the last message sent (at index i) with the pinned
+// instruction ref: one user message of one text part.
+func (c *cmp) instruction(i int, ref string, last json.RawMessage) (unchecked []string) {
+	text, ok, why := c.pinned(ref)
+	if !ok {
+		return []string{"instruction (" + why + ")"}
+	}
+	g, err := llm.ParseMessage(last)
+	switch {
+	case err != nil || g.Role != "user" || len(g.Content) != 1 || g.Content[0].Type != llm.PartText:
+		c.add(i, "", "instruction", short(text), short(string(last)))
+	case !c.same(text, g.Content[0].Text):
+		c.add(i, "", "instruction", firstDiff(text, c.norm(g.Content[0].Text)), "")
+	}
+	return nil
 }
 
 // pinDirs maps a pinned reference's kind to its folder and file extension

@@ -28,11 +28,20 @@ import (
 //     matched with the i-th recorded title request, whatever answers it (a
 //     title override included).
 
-// Pinned references of the compaction summary's instructions.
+// The pinned instructions of the compaction summary's request: its system
+// prompt and its instruction message (the pins folder's
+// instructions/NAME_1.snap.md).
 const (
-	compactionSystemRef  = "{{instructions:compaction-system}}"
-	compactionRequestRef = "{{instructions:compaction-request}}"
+	compactionSystemPin  = "compaction-system"
+	compactionRequestPin = "compaction-request"
+	compactionSystemRef  = "{{instructions:" + compactionSystemPin + "}}"
+	compactionRequestRef = "{{instructions:" + compactionRequestPin + "}}"
 )
+
+// InstructionPins names the pinned instructions a compaction summary's
+// request is compared with. docs/scenarios.md names each (a test keeps the
+// two in step).
+var InstructionPins = []string{compactionSystemPin, compactionRequestPin}
 
 // compactionKey is the key of a compaction's summary request: its Where
 // in the derived script is "compaction summary at seq N" (summary seq),
