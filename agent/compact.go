@@ -231,7 +231,8 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 	ask := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart("Summarize the conversation above for the continuation of this session.")}}
 	msgs = append(msgs, ask.AppendJSON(nil))
 	model := s.model()
-	req := llm.Request{Provider: e.cfg.Provider, Model: model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
+	req := llm.Request{Provider: e.cfg.Provider, Model: model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens,
+		Purpose: llm.PurposeCompaction, Turn: turn, Step: step}
 	text, output, usage, err := e.summaryCall(ctx, s, req)
 	if err != nil {
 		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, sessionlog.CompactionFailed(turn, step, err.Error()), nil, nil)

@@ -112,6 +112,7 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	if err != nil {
 		return r.failed(ctx, err), false
 	}
+	req.Turn, req.Step = r.turn, step
 	if ctx.Err() != nil {
 		return aborted(), false
 	}

@@ -141,8 +141,15 @@ func (s *Suite) RunOne(ctx context.Context, dir string) Result {
 	if run != nil {
 		res.Wall = run.Wall
 		defer os.RemoveAll(run.Temp)
-		mismatches, _ := RequestMatch(run.Stderr)
+		mismatches, unchecked := RequestMatch(run.Stderr)
 		res.Failures = append(res.Failures, mismatches...)
+		if runner.Mode == Replay {
+			// Every call of a fixture must be comparable: one that is not
+			// fails the scenario (the fixture suite has no partial verdict).
+			for _, u := range unchecked {
+				fail("request matching: %s", u)
+			}
+		}
 	}
 	if err != nil {
 		fail("%v", err)

@@ -471,6 +471,8 @@ const Version = "0.1.0"
 // session's title-call script.
 type replayScripts struct {
 	scripts, titles [][]replay.Entry
+	// wants are each log's recorded requests by turn and step.
+	wants []map[string]*replay.Want
 	// ids are the recorded logs' session ids.
 	ids []string
 	// match and pins configure each provider's request matching (empty
@@ -505,7 +507,7 @@ func (r replayScripts) ForSession(index int, cwd string, done int) (llm.Provider
 	if index >= len(r.scripts) {
 		return nil, fmt.Errorf("replay: session %d was opened, but only %d recorded log(s) were given with --replay", index+1, len(r.scripts))
 	}
-	p := replay.New(r.scripts[index], done, cwd)
+	p := replay.New(r.scripts[index], done, cwd).WithWants(r.wants[index])
 	if r.match != "" && r.match != replay.MatchOff {
 		log := r.log
 		p.WithMatcher(&replay.Matcher{Mode: r.match, Cwd: cwd, Pins: r.pins}, func(where string, what []string) {
@@ -563,11 +565,12 @@ func replayModels(logs []string, override string) (_ agent.Models, provider, mod
 		if i == 0 {
 			ov = override
 		}
-		script, err := replay.LoadWithWants(d.Header, d.Events, ov)
+		script, wants, err := replay.LoadWithWants(d.Header, d.Events, ov)
 		if err != nil {
 			return nil, "", "", nil, fmt.Errorf("--replay: %s: %w", path, err)
 		}
 		r.scripts = append(r.scripts, script)
+		r.wants = append(r.wants, wants)
 		r.ids = append(r.ids, d.Header.ID)
 		if i == 0 {
 			if p, m, ok := recordedConfig(d.Events); ok {

@@ -36,10 +36,18 @@ type Request struct {
 	// before this call ("" when it inherited the header in force). It is
 	// not sent; a replayed model compares it with the recording's.
 	HeaderReason string `json:"-"`
+	// Turn and Step locate a step's call in the session log (0 for a call
+	// that is not a step's: a title). They are not sent; a replayed model
+	// finds the recorded request of the call by them.
+	Turn, Step int `json:"-"`
 }
 
 // PurposeTitle marks the model call that titles a session.
 const PurposeTitle = "session-title"
+
+// PurposeCompaction marks the model call that summarizes the history for a
+// compaction (Turn and Step name the step that compacts).
+const PurposeCompaction = "compaction-summary"
 
 // Provider opens model streams.
 //
