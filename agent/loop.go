@@ -268,11 +268,11 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	merger := newDeltaMerger()
 	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
 		for _, c := range cs {
-			chunkJSON, err := c.AppendJSON(nil)
+			data, err := chunkData(r.turn, step, c)
 			if err != nil {
 				return fmt.Errorf("%s: encode chunk: %w", where, err)
 			}
-			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
+			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, data, nil, nil)
 			if err != nil {
 				return err
 			}
@@ -328,6 +328,34 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	}
 	res.finish = fin.Kind
 	return res, err
+}
+
+// chunkData is the data of the assistant/chunk that logs c, encoded once
+// (the same bytes as [sessionlog.ChunkData] with c's JSON): a block-end
+// that repeats a long answer is not held encoded twice.
+func chunkData(turn, step int, c llm.Chunk) (encodedData, error) {
+	n := 64 + len(c.Text) + len(c.ArgumentsDelta) + len(c.Raw)
+	if c.Block != nil {
+		n += len(c.Block.Text) + len(c.Block.Arguments) + len(c.Block.Raw) + len(c.Block.ID) + len(c.Block.Name)
+	}
+	b := sessionlog.ChunkData{Turn: turn, Step: step}.AppendHead(make([]byte, 0, n+n/16))
+	b, err := c.AppendJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// encodedData is an event's data already encoded. Appended to nothing it
+// is itself, not a copy.
+type encodedData []byte
+
+// AppendJSON implements sessionlog.Payload.
+func (d encodedData) AppendJSON(b []byte) []byte {
+	if b == nil {
+		return d
+	}
+	return append(b, d...)
 }
 
 // maxModelRetries bounds the retries of a retryable model failure (an empty
@@ -452,21 +480,25 @@ func contextUsage(u *llm.Usage, window int) ContextUsage {
 	return ContextUsage{Used: int(used), Size: window}
 }
 
-// assistantData is the assistant/message of a model call.
-func (e *Engine) assistantData(turn, step int, model string, res *callResult, interrupted bool) sessionlog.AssistantMessageData {
-	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, model, e.newID(), rawParts(res.asm.Parts())...)
+// assistantData is the assistant/message of a model call, encoded once:
+// its parts share the assembled blocks' strings (typed parts encode as the
+// assembler's parts do), and the buffer is sized for them up front.
+func (e *Engine) assistantData(turn, step int, model string, res *callResult, interrupted bool) encodedData {
+	blocks := res.asm.Blocks()
+	parts := make([]sessionlog.ContentPart, len(blocks))
+	n := 256
+	for i, b := range blocks {
+		if b.Raw != nil {
+			parts[i] = sessionlog.RawPart(b.Raw)
+		} else {
+			parts[i] = sessionlog.ContentPart{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Arguments: b.Arguments}
+		}
+		n += 64 + len(b.Raw) + len(b.Text) + len(b.ID) + len(b.Name) + len(b.Arguments)
+	}
+	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, model, e.newID(), parts...)
 	if u := res.asm.Usage(); u != nil {
 		d.Usage = u.AppendJSON(nil)
 	}
 	d.Interrupted = interrupted
-	return d
-}
-
-// rawParts wraps a call's assembled content parts for the log.
-func rawParts(parts []json.RawMessage) []sessionlog.ContentPart {
-	out := make([]sessionlog.ContentPart, len(parts))
-	for i, p := range parts {
-		out[i] = sessionlog.RawPart(p)
-	}
-	return out
+	return d.AppendJSON(make([]byte, 0, n+n/16))
 }

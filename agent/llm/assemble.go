@@ -119,6 +119,15 @@ func (a *Assembler) Add(c Chunk) (Delta, error) {
 			end.Raw = bytes.Clone(c.Block.Raw)
 			streamed := b.text.Len() > 0 || b.end != nil
 			b.end = &end
+			// What the deltas built is not read again once a block-end of
+			// a known type stands for the block: let it go (a long answer
+			// is otherwise held twice, here and in the block-end).
+			switch end.Type {
+			case BlockText, BlockReasoning:
+				b.text = strings.Builder{}
+			case BlockToolCall:
+				b.text, b.args = strings.Builder{}, strings.Builder{}
+			}
 			// A text block that arrives whole, with no delta before its
 			// end, is shown as it ends (the reference shows it too).
 			if !streamed && end.Text != "" && end.Type == b.typ && (b.typ == BlockText || b.typ == BlockReasoning) {
