@@ -24,6 +24,9 @@ type callResult struct {
 	// cut is set when the response outgrew the cap on its bytes and reel
 	// stopped its stream (agent/streamcap.go).
 	cut bool
+	// keepsText is set once asm holds the text of the deltas (see
+	// callModel: it is assembled without it while streaming).
+	keepsText bool
 }
 
 // steps runs the turn's steps until one ends it.
@@ -257,6 +260,18 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 // callModel streams one model call into the log and the client.
 func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callResult, error) {
 	res := &callResult{}
+	// The log keeps every delta and the stream's block-ends repeat the
+	// blocks, so the assembler does not keep the deltas' text too (a long
+	// answer would be held once more). A response left without its
+	// block-ends (cut, cancelled, failed) is assembled again from the
+	// logged chunks, after the last of them is logged (defers run last
+	// first).
+	res.asm.SkipDeltaText()
+	defer func() {
+		if err := r.wholeAssembly(res); err != nil {
+			r.e.log.Error("reassembling a model response from its logged chunks", "session", r.s.id, "turn", r.turn, "step", step, "err", err)
+		}
+	}()
 	where := fmt.Sprintf("turn %d step %d", r.turn, step)
 	stream, err := r.s.provider.Stream(ctx, req)
 	if err != nil {
@@ -317,6 +332,9 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	if err := logChunks(ctx, merger.flush()); err != nil {
 		return res, err
 	}
+	if err := r.wholeAssembly(res); err != nil {
+		return res, fmt.Errorf("%s: %w", where, err)
+	}
 	if res.cut {
 		// The model learns of the cut at its next step; the user now.
 		r.s.queueNotice(r.s.cutNotice(limit))
@@ -328,6 +346,28 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	}
 	res.finish = fin.Kind
 	return res, err
+}
+
+// wholeAssembly makes res.asm hold the whole response: when a block was
+// left without a block-end that stands for it, the call's logged chunks
+// are assembled again, keeping the deltas' text.
+func (r *run) wholeAssembly(res *callResult) error {
+	if res.keepsText || res.asm.Whole() {
+		return nil
+	}
+	datas := r.s.eventData(res.chunkSeqs)
+	var asm llm.Assembler
+	for i, raw := range datas {
+		var d struct {
+			Chunk llm.Chunk `json:"chunk"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("decode logged chunk %d: %w", res.chunkSeqs[i], err)
+		}
+		_, _ = asm.Add(d.Chunk) // an error finish stays in asm, as it did in res.asm
+	}
+	res.asm, res.keepsText = asm, true
+	return nil
 }
 
 // chunkData is the data of the assistant/chunk that logs c, encoded once
