@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm"
@@ -281,6 +282,12 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	limit := r.e.maxResponseBytes()
 	budget := newResponseBudget(limit)
 	merger := newDeltaMerger()
+	if f, ok := stream.(llm.BlockFiller); ok {
+		// The stream need not accumulate its blocks: every delta is
+		// logged (or held by the merger), and the block-ends are built
+		// from there.
+		f.FillBlocks(func(i int) string { return r.blockPayload(res, merger, i) })
+	}
 	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
 		for _, c := range cs {
 			data, err := chunkData(r.turn, step, c)
@@ -368,6 +375,30 @@ func (r *run) wholeAssembly(res *callResult) error {
 	}
 	res.asm, res.keepsText = asm, true
 	return nil
+}
+
+// blockPayload is the text or arguments of every delta at block index i
+// of the call so far, in order: the logged ones, then the merge the merger
+// still holds.
+func (r *run) blockPayload(res *callResult, m *deltaMerger, i int) string {
+	var sb strings.Builder
+	sb.Grow(m.streamed[i])
+	for k, raw := range r.s.eventData(res.chunkSeqs) {
+		var d struct {
+			Chunk llm.Chunk `json:"chunk"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			r.e.log.Error("decoding a logged chunk to close its block", "session", r.s.id, "turn", r.turn, "seq", res.chunkSeqs[k], "err", err)
+			continue
+		}
+		if p, ok := deltaPayload(d.Chunk); ok && d.Chunk.Index == i {
+			sb.WriteString(p)
+		}
+	}
+	if m.holding && m.held.Index == i {
+		sb.Write(m.payload)
+	}
+	return sb.String()
 }
 
 // chunkData is the data of the assistant/chunk that logs c, encoded once
