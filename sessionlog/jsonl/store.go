@@ -436,7 +436,8 @@ func countNL(line []byte) int {
 
 // writer appends to one session's file. Append buffers events; Sync encodes
 // them in the canonical packed layout and writes them with one write (one
-// zstd frame) followed by fsync. The first failed write, truncate or fsync
+// zstd frame; a plain file's batch over spillBytes in pieces as it is
+// encoded) followed by fsync. The first failed write, truncate or fsync
 // fails the writer for good (err); see "Failures" in the package doc.
 type writer struct {
 	s       *Store
