@@ -106,6 +106,19 @@ type Stream interface {
 	Close() error
 }
 
+// BlockFiller is implemented by a [Stream] that can leave the text of its
+// blocks to a consumer that keeps the deltas anyway (the agent loop logs
+// every one), so that a long answer is not accumulated twice. After
+// FillBlocks, called before the first Next, the stream does not accumulate
+// its blocks: a block-end it would have built from a block's deltas gets
+// its text (a text or reasoning block) or arguments (a tool-call block)
+// from fill, called with the block's index from within Next, which must
+// return the concatenation, in order, of the text or arguments of every
+// delta at that index the stream has returned.
+type BlockFiller interface {
+	FillBlocks(fill func(index int) string)
+}
+
 // Collect reads s to the end and closes it. It returns the chunks received
 // and the first error other than io.EOF.
 func Collect(s Stream) ([]Chunk, error) {

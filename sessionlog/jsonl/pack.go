@@ -132,7 +132,7 @@ func continues(prev, next *delta, prevEv, nextEv *sessionlog.Event) bool {
 
 // appendRow writes one packed row for a run (len ≥ minRun) of events
 // classify accepts, each continuing the one before it.
-func appendRow(b []byte, evs []sessionlog.Event) []byte {
+func appendRow(b []byte, evs []sessionlog.Event, sp *spiller) []byte {
 	first, _ := classify(&evs[0])
 	tag := rowText
 	switch first.kind {
@@ -177,7 +177,7 @@ func appendRow(b []byte, evs []sessionlog.Event) []byte {
 			b = append(b, ',')
 		}
 		d, _ := classify(&evs[k])
-		b = append(b, d.payload...)
+		b = sp.spill(append(b, d.payload...))
 	}
 	return append(b, `]}}`...)
 }
