@@ -143,7 +143,9 @@ func AttachWants(script []Entry, wants map[string]*Want) {
 // Matcher compares the requests reel sends with the recorded ones.
 //
 // Normalization (the one rule applied before comparing): in every string
-// reel sends, the session's cwd becomes {{cwd}}; in a recorded string, each
+// reel sends, and in every recorded string (a live log replayed with
+// --replay holds the real cwd), the session's cwd becomes {{cwd}}; in a
+// recorded string, each
 // harness placeholder ({{cwd}}, {{tmp}}…, {{sessionId}}…, {{id:N}},
 // {{time}}) matches any non-empty text (the recording was normalized by the
 // harness's table, harness/normalize). Message ids and sources are not part
@@ -259,7 +261,7 @@ func (c *cmp) add(msg int, part, field, want, got string) {
 	}
 }
 
-// norm applies the normalization to a string reel sends.
+// norm applies the normalization to a string reel sends or a recorded one.
 func (c *cmp) norm(s string) string {
 	if c.m.Cwd == "" || len(c.m.Cwd) < 2 {
 		return s
@@ -271,7 +273,7 @@ var placeholder = regexp.MustCompile(`\{\{(?:cwd|tmp\d*|sessionId\d*|id:\d+|time
 
 // same reports whether a recorded string matches a sent one.
 func (c *cmp) same(want, got string) bool {
-	got = c.norm(got)
+	want, got = c.norm(want), c.norm(got)
 	if want == got {
 		return true
 	}
@@ -307,7 +309,7 @@ func (c *cmp) header(h sessionlog.RequestHeader, req llm.Request) (unchecked []s
 	case !ok:
 		unchecked = append(unchecked, "system prompt ("+why+")")
 	case !c.same(want, req.System):
-		c.add(-1, "", "system prompt", firstDiff(want, c.norm(req.System)), "")
+		c.add(-1, "", "system prompt", firstDiff(c.norm(want), c.norm(req.System)), "")
 	}
 	tools := string(h.Tools)
 	var ref string
@@ -338,7 +340,7 @@ func (c *cmp) instruction(i int, ref string, last json.RawMessage) (unchecked []
 	case err != nil || g.Role != "user" || len(g.Content) != 1 || g.Content[0].Type != llm.PartText:
 		c.add(i, "", "instruction", short(text), short(string(last)))
 	case !c.same(text, g.Content[0].Text):
-		c.add(i, "", "instruction", firstDiff(text, c.norm(g.Content[0].Text)), "")
+		c.add(i, "", "instruction", firstDiff(c.norm(text), c.norm(g.Content[0].Text)), "")
 	}
 	return nil
 }
@@ -451,7 +453,7 @@ func (c *cmp) parts(msg int, path string, want, got []llm.Part) {
 		switch w.Type {
 		case llm.PartText, llm.PartReasoning:
 			if !c.same(w.Text, g.Text) {
-				c.add(msg, p, "text", firstDiff(w.Text, c.norm(g.Text)), "")
+				c.add(msg, p, "text", firstDiff(c.norm(w.Text), c.norm(g.Text)), "")
 			}
 		case llm.PartToolCall:
 			if w.ID != g.ID {
