@@ -32,6 +32,10 @@ type Request struct {
 	// conversation: PurposeTitle for a session title ("" for a step). A
 	// replayed or scripted model answers such a call from its own source.
 	Purpose string `json:"purpose,omitempty"`
+	// Memo, when set, keeps the provider's work on Messages for the next
+	// request of the same conversation (see [Memo]); it never changes
+	// what is sent.
+	Memo *Memo `json:"-"`
 }
 
 // PurposeTitle marks the model call that titles a session.
