@@ -29,21 +29,23 @@ type Memo struct {
 	vals  []any
 }
 
-// Each returns, in order, the value build gives each message of msgs,
-// reusing the values an earlier call with the same owner made for the same
-// messages at the same positions. A nil Memo makes every value afresh. The
-// first error of build is returned (the values made before it are kept).
-func (m *Memo) Each(owner any, msgs []json.RawMessage, build func(raw json.RawMessage) (any, error)) ([]any, error) {
+// Each calls use with the value build gives each message of msgs, in
+// order, reusing the values an earlier call with the same owner made for
+// the same messages at the same positions. use runs under the Memo's lock
+// (it may update the values, and must not keep the slice). A nil Memo
+// makes every value afresh. The first error of build or use is returned;
+// the values made before it are kept.
+func (m *Memo) Each(owner any, msgs []json.RawMessage, build func(raw json.RawMessage) (any, error), use func(vals []any) error) error {
 	if m == nil {
-		out := make([]any, 0, len(msgs))
+		vals := make([]any, 0, len(msgs))
 		for _, raw := range msgs {
 			v, err := build(raw)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			out = append(out, v)
+			vals = append(vals, v)
 		}
-		return out, nil
+		return use(vals)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -60,10 +62,10 @@ func (m *Memo) Each(owner any, msgs []json.RawMessage, build func(raw json.RawMe
 	for _, raw := range msgs[keep:] {
 		v, err := build(raw)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.raws = append(m.raws, raw)
 		m.vals = append(m.vals, v)
 	}
-	return append(make([]any, 0, len(m.vals)), m.vals...), nil
+	return use(m.vals)
 }

@@ -35,7 +35,7 @@ func BenchmarkRequestBody(b *testing.B) {
 			owner := new(int)
 			// The session so far: its encodings are kept.
 			prev := llm.Request{Model: "m", System: "You are reel.", Tools: json.RawMessage(benchTools), Messages: hist[:len(hist)-4], Memo: &memo}
-			if _, _, err := requestBody(Config{}, owner, prev); err != nil {
+			if _, err := sentBody(Config{}, owner, prev); err != nil {
 				b.Fatal(err)
 			}
 			// One step: the last turn's messages are new. Two versions of
@@ -49,7 +49,17 @@ func BenchmarkRequestBody(b *testing.B) {
 				req := prev
 				req.Messages = append(hist[:len(hist)-4:len(hist)-4], last[i%2]...)
 				i++
-				if _, _, err := requestBody(Config{}, owner, req); err != nil {
+				params, history, err := requestBody(Config{}, owner, req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// What the SDK and the splice do before writing to the
+				// socket: encode the header, find the mark.
+				enc, err := params.MarshalJSON()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, _, err := spliceHistory(enc, history); err != nil {
 					b.Fatal(err)
 				}
 			}

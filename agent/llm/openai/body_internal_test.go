@@ -2,7 +2,12 @@ package openai
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
@@ -73,6 +78,8 @@ func TestRequestBodySame(t *testing.T) {
 		{"images as text", Config{}, llm.Request{Model: "m", Messages: mixed, Memo: &memo}},
 		{"images sent", Config{ImageInput: true, Images: fakeImages{}}, llm.Request{Model: "m", Messages: mixed, Memo: &memo}},
 		{"no memo", Config{}, llm.Request{Model: "m", Messages: mixed}},
+		{"mark in tools", Config{}, llm.Request{Model: "m", Tools: json.RawMessage(`[{"name":"x","parameters":{"enum":["reel:history-messages"]}}]`), Messages: hist, Memo: &memo}},
+		{"back to the history", Config{}, llm.Request{Model: "m", System: "s", Tools: json.RawMessage(benchTools), Messages: benchHistory(4), Memo: &memo}},
 	}
 	for _, s := range steps {
 		// The owner is the provider, whose Config never changes.
@@ -88,15 +95,98 @@ func TestRequestBodySame(t *testing.T) {
 	}
 }
 
-// checkBody compares requestBody with the whole-request encoding.
+// checkBody compares requestBody, spliced as it is sent, with the
+// whole-request encoding.
 func checkBody(t *testing.T, where string, cfg Config, owner any, req llm.Request) {
 	t.Helper()
-	want, wantModel, werr := wholeBody(cfg, req)
-	got, model, err := requestBody(cfg, owner, req)
+	want, werr := wholeBody(cfg, req)
+	got, err := sentBody(cfg, owner, req)
 	if (err == nil) != (werr == nil) {
 		t.Fatalf("%s: error %v, whole-request path %v", where, err, werr)
 	}
-	if !bytes.Equal(got, want) || model != wantModel {
+	if !bytes.Equal(got, want) {
 		t.Fatalf("%s: body differs from the whole-request encoding:\n got: %s\nwant: %s", where, got, want)
+	}
+}
+
+// wholeBody is the encoding of the whole request (the path before kept
+// encodings).
+func wholeBody(cfg Config, req llm.Request) ([]byte, error) {
+	params, err := buildParams(cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	return params.MarshalJSON()
+}
+
+// sentBody is the body requestBody makes, spliced.
+func sentBody(cfg Config, owner any, req llm.Request) ([]byte, error) {
+	params, history, err := requestBody(cfg, owner, req)
+	if err != nil {
+		return nil, err
+	}
+	enc, err := params.MarshalJSON()
+	if err != nil || history == nil {
+		return enc, err
+	}
+	bufs, n, err := spliceHistory(enc, history)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if _, err := bufs.WriteTo(&out); err != nil {
+		return nil, err
+	}
+	if int64(out.Len()) != n {
+		return nil, fmt.Errorf("spliced %d bytes, announced %d", out.Len(), n)
+	}
+	return out.Bytes(), nil
+}
+
+// TestRequestBodyOnTheWire sends each step of a growing conversation
+// through a real local HTTP server twice, as the SDK encodes the whole
+// request and as Stream splices the kept encodings, and compares the bytes
+// the server read.
+func TestRequestBodyOnTheWire(t *testing.T) {
+	var bodies [][]byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if int64(len(b)) != r.ContentLength {
+			t.Errorf("read %d bytes, Content-Length %d", len(b), r.ContentLength)
+		}
+		bodies = append(bodies, b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p, err := New(Config{Name: "t", BaseURL: srv.URL, Model: "m", MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var memo llm.Memo
+	for _, turns := range []int{1, 2, 5} {
+		req := llm.Request{Model: "m", System: "You are <reel>.", Tools: json.RawMessage(benchTools), Messages: benchHistory(turns), Memo: &memo}
+		whole, err := buildParams(p.cfg, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = nil
+		s, perr, _ := p.open(context.Background(), whole, nil)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		if _, err := llm.Collect(s); err != nil {
+			t.Fatal(err)
+		}
+		st, err := p.Stream(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := llm.Collect(st); err != nil {
+			t.Fatal(err)
+		}
+		if len(bodies) != 2 || !bytes.Equal(bodies[0], bodies[1]) {
+			t.Fatalf("%d turns: the spliced body differs from the SDK's:\n%s\n%s", turns, bodies[0], bodies[len(bodies)-1])
+		}
 	}
 }
