@@ -255,7 +255,7 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	return llm.Request{
 		Provider: cfg.Provider, Model: cfg.Model,
 		System: h.System, Tools: h.Tools,
-		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens, HeaderReason: reason,
+		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens, HeaderReason: reason, Memo: &s.memo,
 	}, nil
 }
 

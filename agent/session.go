@@ -23,7 +23,10 @@ type Session struct {
 	// transcript is the file holding the log ("" when the store has none
 	// of its own).
 	transcript string
-	provider   llm.Provider
+	// memo keeps the provider's encoding of the history messages from one
+	// step to the next (see llm.Memo).
+	memo     llm.Memo
+	provider llm.Provider
 
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session

@@ -40,6 +40,10 @@ type Request struct {
 	// that is not a step's: a title). They are not sent; a replayed model
 	// finds the recorded request of the call by them.
 	Turn, Step int `json:"-"`
+	// Memo, when set, keeps the provider's work on Messages for the next
+	// request of the same conversation (see [Memo]); it never changes
+	// what is sent.
+	Memo *Memo `json:"-"`
 }
 
 // PurposeTitle marks the model call that titles a session.
