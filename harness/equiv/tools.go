@@ -193,15 +193,15 @@ func relPath(p string) string {
 const maxLineRunes = 2000
 
 var (
-	refLineCut  = regexp.MustCompile(`\.\.\. \(line truncated to \d+ chars\)$`)
-	reelLineCut = regexp.MustCompile(`… \[line cut: \d+ characters\]$`)
+	refLineCut  = lazyRegexp(`\.\.\. \(line truncated to \d+ chars\)$`)
+	reelLineCut = lazyRegexp(`… \[line cut: \d+ characters\]$`)
 )
 
 // lineText normalizes one shown line: the cut markers removed, at most
 // maxLineRunes characters.
 func lineText(s string) string {
-	s = refLineCut.ReplaceAllString(s, "")
-	s = reelLineCut.ReplaceAllString(s, "")
+	s = refLineCut().ReplaceAllString(s, "")
+	s = reelLineCut().ReplaceAllString(s, "")
 	if utf8.RuneCountInString(s) > maxLineRunes {
 		s = string([]rune(s)[:maxLineRunes])
 	}
@@ -209,9 +209,9 @@ func lineText(s string) string {
 }
 
 var (
-	refReadRow  = regexp.MustCompile(`^(\d+): ?(.*)$`)
-	reelReadRow = regexp.MustCompile(`^ *(\d+)\t(.*)$`)
-	reelEmpty   = regexp.MustCompile(`^\(.* is empty\)$`)
+	refReadRow  = lazyRegexp(`^(\d+): ?(.*)$`)
+	reelReadRow = lazyRegexp(`^ *(\d+)\t(.*)$`)
+	reelEmpty   = lazyRegexp(`^\(.* is empty\)$`)
 )
 
 // readEssence reduces a read result to its numbered lines.
@@ -224,7 +224,7 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 		body = strings.TrimSuffix(strings.TrimRight(body, "\n"), "</content>")
 		var e Essence
 		for _, line := range strings.Split(body, "\n") {
-			m := refReadRow.FindStringSubmatch(line)
+			m := refReadRow().FindStringSubmatch(line)
 			if m == nil {
 				break
 			}
@@ -232,12 +232,12 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 		}
 		return e, true
 	}
-	if reelEmpty.MatchString(strings.TrimSpace(text)) {
+	if reelEmpty().MatchString(strings.TrimSpace(text)) {
 		return Essence{}, true
 	}
 	var e Essence
 	for _, line := range strings.Split(text, "\n") {
-		m := reelReadRow.FindStringSubmatch(line)
+		m := reelReadRow().FindStringSubmatch(line)
 		if m == nil {
 			break
 		}
@@ -250,10 +250,10 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	spillNotice = regexp.MustCompile(`(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`)
-	streamCut   = regexp.MustCompile(`\n\[output truncated; full output: [^\]\n]*\]`)
+	spillNotice = lazyRegexp(`(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`)
+	streamCut   = lazyRegexp(`\n\[output truncated; full output: [^\]\n]*\]`)
 	// bashMarker matches one trailing status line of either system.
-	bashMarker = regexp.MustCompile(`^(?:` +
+	bashMarker = lazyRegexp(`^(?:` +
 		`\[exit code:? (\d+)\]` + // 1: exit code
 		`|\[killed by signal (\d+) \([^)\]]*\)\]` + // 2: signal number (reel)
 		`|\[killed by signal: ([A-Za-z0-9]+)\]` + // 3: signal name (reference)
@@ -262,7 +262,7 @@ var (
 		`|\[sandbox: escalation available[^\]]*\]` +
 		`|\[cancelled\])$`)
 	// reelDenial is reel's denial marker, which starts the result.
-	reelDenial = regexp.MustCompile(`^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`)
+	reelDenial = lazyRegexp(`^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`)
 )
 
 // bashEssence reduces a bash result to its status and output lines.
@@ -272,12 +272,12 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	var e Essence
 	exit, signal, denied, timeout := "0", "", "", false
-	if m := reelDenial.FindStringSubmatch(text); m != nil {
+	if m := reelDenial().FindStringSubmatch(text); m != nil {
 		denied = m[1]
 		text = text[len(m[0]):]
 	}
 	spilled := ""
-	if m := spillNotice.FindStringSubmatchIndex(text); m != nil {
+	if m := spillNotice().FindStringSubmatchIndex(text); m != nil {
 		// What fits beside the notice depends on the notice's length (the
 		// spill path), so the two systems show and omit different byte
 		// counts of the same result: its whole size is the fact.
@@ -286,13 +286,13 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 		text = text[:m[0]]
 		spilled = strconv.Itoa(len(text) + omitted)
 	}
-	truncated := streamCut.MatchString(text)
-	text = streamCut.ReplaceAllString(text, "")
+	truncated := streamCut().MatchString(text)
+	text = streamCut().ReplaceAllString(text, "")
 	// Status lines come last, each on its own line.
 	for {
 		i := strings.LastIndexByte(text, '\n')
 		last := text[i+1:]
-		m := bashMarker.FindStringSubmatch(last)
+		m := bashMarker().FindStringSubmatch(last)
 		if m == nil {
 			break
 		}
@@ -370,12 +370,12 @@ const spillSlack = 100
 // spillStoredAt finds the spill path in a notice: "stored at: PATH. Use …"
 // (reel and the reference alike; reel's "only its first N bytes are
 // stored at: PATH. …" too).
-var spillStoredAt = regexp.MustCompile(`stored at: (.*?)\. [A-Z]`)
+var spillStoredAt = lazyRegexp(`stored at: (.*?)\. [A-Z]`)
 
 // spillPath is the spill path a notice names, or "" when it names none
 // (the result was not stored).
 func spillPath(notice string) string {
-	if m := spillStoredAt.FindStringSubmatch(notice); m != nil {
+	if m := spillStoredAt().FindStringSubmatch(notice); m != nil {
 		return m[1]
 	}
 	return ""
@@ -436,9 +436,9 @@ func cutLine(s, line string) (before, after string, ok bool) {
 }
 
 var (
-	showing   = regexp.MustCompile(`\(Showing (\d+) of (\d+) `)
-	globStop  = regexp.MustCompile(`\(glob stopped `)
-	reelNoHit = regexp.MustCompile(`^No files match `)
+	showing   = lazyRegexp(`\(Showing (\d+) of (\d+) `)
+	globStop  = lazyRegexp(`\(glob stopped `)
+	reelNoHit = lazyRegexp(`^No files match `)
 )
 
 // globEssence reduces a glob result to its set of paths.
@@ -446,17 +446,17 @@ func globEssence(text string, _ json.RawMessage) (Essence, bool) {
 	e := Essence{Unordered: true}
 	list, notes, _ := strings.Cut(text, "\n\n(")
 	notes = "(" + notes
-	if m := showing.FindStringSubmatch(notes); m != nil {
+	if m := showing().FindStringSubmatch(notes); m != nil {
 		e.Facts = append(e.Facts, "total "+m[2])
 	}
-	if globStop.MatchString(notes) {
+	if globStop().MatchString(notes) {
 		e.Facts = append(e.Facts, "search stopped early")
 	}
 	list = strings.TrimSpace(list)
 	switch {
 	case list == "":
 		return Essence{}, false
-	case list == "No files found", reelNoHit.MatchString(list):
+	case list == "No files found", reelNoHit().MatchString(list):
 		return e, true
 	}
 	for _, p := range strings.Split(list, "\n") {
@@ -467,10 +467,10 @@ func globEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	refGrepHead = regexp.MustCompile(`^Found (?:(\d+) of )?(\d+) match(?:es)?$`)
-	refGrepRow  = regexp.MustCompile(`^Line (\d+): ?(.*)$`)
-	reelGrepRow = regexp.MustCompile(`^(.+?):(\d+):(.*)$`)
-	reelGrepCnt = regexp.MustCompile(`^(.+):(\d+)$`)
+	refGrepHead = lazyRegexp(`^Found (?:(\d+) of )?(\d+) match(?:es)?$`)
+	refGrepRow  = lazyRegexp(`^Line (\d+): ?(.*)$`)
+	reelGrepRow = lazyRegexp(`^(.+?):(\d+):(.*)$`)
+	reelGrepCnt = lazyRegexp(`^(.+):(\d+)$`)
 )
 
 // grepEssence reduces a grep result to its set of matches.
@@ -480,7 +480,7 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return e, true
 	}
 	head, rest, _ := strings.Cut(text, "\n\n")
-	if refGrepHead.MatchString(head) {
+	if refGrepHead().MatchString(head) {
 		// Reference: sections "path\nLine N: text…" separated by blank
 		// lines, then an optional "(…)" footer.
 		for _, sec := range strings.Split(rest, "\n\n") {
@@ -490,7 +490,7 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 			lines := strings.Split(sec, "\n")
 			path := relPath(lines[0])
 			for _, l := range lines[1:] {
-				m := refGrepRow.FindStringSubmatch(l)
+				m := refGrepRow().FindStringSubmatch(l)
 				if m == nil {
 					return Essence{}, false
 				}
@@ -506,9 +506,9 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return Essence{}, false
 	}
 	for _, l := range strings.Split(list, "\n") {
-		if m := reelGrepRow.FindStringSubmatch(l); m != nil {
+		if m := reelGrepRow().FindStringSubmatch(l); m != nil {
 			e.Items = append(e.Items, relPath(m[1])+":"+m[2]+":"+lineText(m[3]))
-		} else if m := reelGrepCnt.FindStringSubmatch(l); m != nil {
+		} else if m := reelGrepCnt().FindStringSubmatch(l); m != nil {
 			e.Items = append(e.Items, relPath(m[1])+": "+m[2]+" matches")
 		} else {
 			e.Items = append(e.Items, relPath(l))
@@ -519,17 +519,17 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	envelopePath = regexp.MustCompile(`^<path>([^\n]*)</path>\n`)
-	reelWrote    = regexp.MustCompile(`^Wrote \d+ bytes to (.+?)( \(new file\))?$`)
-	refEdited    = regexp.MustCompile(`^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`)
-	reelEdited   = regexp.MustCompile(`^Edited (.+): replaced \d+ occurrences?$`)
-	todoCounts   = regexp.MustCompile(`^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`)
+	envelopePath = lazyRegexp(`^<path>([^\n]*)</path>\n`)
+	reelWrote    = lazyRegexp(`^Wrote \d+ bytes to (.+?)( \(new file\))?$`)
+	refEdited    = lazyRegexp(`^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`)
+	reelEdited   = lazyRegexp(`^Edited (.+): replaced \d+ occurrences?$`)
+	todoCounts   = lazyRegexp(`^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`)
 )
 
 // writeEssence reduces a write result to its path and kind.
 func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 	text = strings.TrimSpace(text)
-	if m := envelopePath.FindStringSubmatch(text); m != nil {
+	if m := envelopePath().FindStringSubmatch(text); m != nil {
 		switch {
 		case strings.Contains(text, "\n<content>\nCreated file\n</content>"):
 			return Essence{Facts: []string{"path " + relPath(m[1]), "created"}}, true
@@ -538,7 +538,7 @@ func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 		}
 		return Essence{}, false
 	}
-	if m := reelWrote.FindStringSubmatch(text); m != nil {
+	if m := reelWrote().FindStringSubmatch(text); m != nil {
 		kind := "replaced"
 		if m[2] != "" {
 			kind = "created"
@@ -551,7 +551,7 @@ func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 // editEssence reduces an edit result to its path.
 func editEssence(text string, _ json.RawMessage) (Essence, bool) {
 	text = strings.TrimSpace(text)
-	for _, re := range []*regexp.Regexp{refEdited, reelEdited} {
+	for _, re := range []*regexp.Regexp{refEdited(), reelEdited()} {
 		if m := re.FindStringSubmatch(text); m != nil {
 			return Essence{Facts: []string{"path " + relPath(m[1]), "edited"}}, true
 		}
@@ -561,7 +561,7 @@ func editEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // todoEssence reduces a todo_write result to its counts.
 func todoEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := todoCounts.FindStringSubmatch(strings.TrimSpace(text))
+	m := todoCounts().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return Essence{}, false
 	}
@@ -668,7 +668,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-var webFetched = regexp.MustCompile(`^Fetched (\S+) \(HTTP (\d{3})\)`)
+var webFetched = lazyRegexp(`^Fetched (\S+) \(HTTP (\d{3})\)`)
 
 // webWords splits a page's text into its words: runs of letters, digits
 // and marks, and every other character that is neither space nor one of
@@ -701,7 +701,7 @@ func webWords(s string) []string {
 // webFetchEssence reduces a web_fetch result to its URL, status and the
 // words of the page.
 func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := webFetched.FindStringSubmatch(text)
+	m := webFetched().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -710,17 +710,17 @@ func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	skillName    = regexp.MustCompile(`^<skill_content name="([^"]*)">`)
-	skillBase    = regexp.MustCompile(`(?m)^Base directory for this skill: (.*)$`)
-	skillInstrRe = regexp.MustCompile(`(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`)
+	skillName    = lazyRegexp(`^<skill_content name="([^"]*)">`)
+	skillBase    = lazyRegexp(`(?m)^Base directory for this skill: (.*)$`)
+	skillInstrRe = lazyRegexp(`(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`)
 )
 
 // skillEssence reduces a skill result to the skill's name, base directory
 // and instruction lines.
 func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
-	n := skillName.FindStringSubmatch(text)
-	b := skillBase.FindStringSubmatch(text)
-	in := skillInstrRe.FindStringSubmatch(text)
+	n := skillName().FindStringSubmatch(text)
+	b := skillBase().FindStringSubmatch(text)
+	in := skillInstrRe().FindStringSubmatch(text)
 	if n == nil || b == nil || in == nil {
 		return Essence{}, false
 	}
@@ -735,13 +735,13 @@ func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // backgroundStart is the result of a background (continuable) subagent
 // call: the reference answers as soon as the child accepted its prompt.
-var backgroundStart = regexp.MustCompile(`^started subagent (\S+)$`)
+var backgroundStart = lazyRegexp(`^started subagent (\S+)$`)
 
 // subagentEssence reduces a subagent or subagent_fork result — the
 // child's final output verbatim, no framing, possibly empty — to its
 // lines; a background start to the child it names.
 func subagentEssence(text string, _ json.RawMessage) (Essence, bool) {
-	if m := backgroundStart.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
+	if m := backgroundStart().FindStringSubmatch(strings.TrimSpace(text)); m != nil {
 		return Essence{Facts: []string{"started background child " + m[1]}}, true
 	}
 	e := Essence{Facts: []string{"child's final text"}}

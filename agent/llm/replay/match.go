@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -269,7 +270,7 @@ func (c *cmp) norm(s string) string {
 	return strings.ReplaceAll(s, c.m.Cwd, "{{cwd}}")
 }
 
-var placeholder = regexp.MustCompile(`\{\{(?:cwd|tmp\d*|sessionId\d*|id:\d+|time)\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{(?:cwd|tmp\d*|sessionId\d*|id:\d+|time)\}\}`) })
 
 // same reports whether a recorded string matches a sent one.
 func (c *cmp) same(want, got string) bool {
@@ -280,7 +281,7 @@ func (c *cmp) same(want, got string) bool {
 	if !strings.Contains(want, "{{") {
 		return false
 	}
-	locs := placeholder.FindAllStringIndex(want, -1)
+	locs := placeholder().FindAllStringIndex(want, -1)
 	if len(locs) == 0 {
 		return false
 	}
