@@ -41,7 +41,7 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: prctl(PR_SET_CHILD_SUBREAPER): %w", ErrSetup, err)
 	}
-	var watched []rootEntry
+	var watched *rootWatch
 	if a.mode == WorkspaceWrite {
 		// Before the capabilities go: the mounts need CAP_SYS_ADMIN.
 		if err := shield(a.root); err != nil {
