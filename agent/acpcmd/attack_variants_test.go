@@ -118,3 +118,58 @@ func TestAttackVariantBareRoot(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackVariantNetworkOffFastOpen: --network off denies TCP connect
+// through Landlock, whose hook sits on connect(2) — but TCP Fast Open
+// connects from sendto(2) (or sendmsg) with MSG_FASTOPEN, without calling
+// connect. With the network off the SYN must never leave: the call fails
+// with EACCES and no listener sees a connection, over IPv4 and IPv6, in
+// both confining modes; with the network on (the control) it connects.
+func TestAttackVariantNetworkOffFastOpen(t *testing.T) {
+	needLandlock(t)
+	p4, n4 := countingListener(t, "tcp4", "127.0.0.1:0")
+	p6, n6 := countingListener(t, "tcp6", "[::1]:0")
+	probes := []struct{ name, family, addr string }{
+		{"v4-fastopen", "AF_INET", fmt.Sprintf(`pack_sockaddr_in(%d, inet_aton("127.0.0.1"))`, p4)},
+		{"v6-fastopen", "AF_INET6", fmt.Sprintf(`pack_sockaddr_in6(%d, inet_pton(AF_INET6, "::1"))`, p6)},
+	}
+	var script strings.Builder
+	for _, pr := range probes {
+		// send with a destination is sendto(2); 0x20000000 is MSG_FASTOPEN.
+		cmd := fmt.Sprintf(`perl -MSocket=:all -e 'socket(S, %s, SOCK_STREAM, 0) or die "socket: $!\n"; defined(send(S, "x", 0x20000000, %s)) or die "sendto: $!\n"'`, pr.family, pr.addr)
+		fmt.Fprintf(&script, "if out=$(%s 2>&1); then echo '%s: connected'; else echo \"%s: refused: $out\"; fi\n", cmd, pr.name, pr.name)
+	}
+	script.WriteString("echo PROBES-DONE\n")
+	for _, c := range []struct{ mode, network string }{{"read-only", "off"}, {"workspace-write", "off"}, {"workspace-write", "on"}} {
+		t.Run(c.mode+"/network "+c.network, func(t *testing.T) {
+			dir, ws, state := workspace(t)
+			url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+				{ToolCalls: []standin.ToolCall{{ID: "net", Name: "bash", Arguments: jsonArgs(t, map[string]any{"command": script.String(), "description": "reach the listeners"})}}},
+				{Text: "done", Expect: &standin.Expect{LastMessageContains: "PROBES-DONE"}},
+			}})
+			before4, before6 := settledAccepts(t, fmt.Sprintf("127.0.0.1:%d", p4), n4), settledAccepts(t, fmt.Sprintf("[::1]:%d", p6), n6)
+			p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", c.mode, "--network", c.network,
+				"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+			p.initialize()
+			sid := p.newSession(ws)
+			stop, frames := p.prompt(sid, "connect")
+			if stop != "end_turn" {
+				t.Fatalf("stopReason %q", stop)
+			}
+			if out := toolResults(frames)["net"]; c.network == "off" && strings.Count(out, "refused: sendto: Permission denied") != len(probes) {
+				t.Errorf("with the network off, want every probe refused with EACCES; got:\n%s", out)
+			}
+			if code := p.finish(); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			got4 := settledAccepts(t, fmt.Sprintf("127.0.0.1:%d", p4), n4) - before4 - 1
+			got6 := settledAccepts(t, fmt.Sprintf("[::1]:%d", p6), n6) - before6 - 1
+			if c.network == "off" && (got4 != 0 || got6 != 0) {
+				t.Errorf("NETWORK ESCAPE: with the network off the listeners saw %d (127.0.0.1) and %d (::1) connections", got4, got6)
+			}
+			if c.network == "on" && (got4 != 1 || got6 != 1) {
+				t.Errorf("control: the listeners saw %d and %d connections, want 1 and 1 (the probe is broken)", got4, got6)
+			}
+		})
+	}
+}

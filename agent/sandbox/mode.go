@@ -144,7 +144,7 @@ func namesProtected(line string) bool {
 // networkWords mark a denial line (lower-cased) as a refused network
 // access: the wording of the calls and of common tools' messages, with
 // punctuation so that a file name holding "network" does not count.
-var networkWords = [...]string{"connect:", "connect(", "connect to", "bind:", "bind(", "socket:", "socket(", "/dev/tcp/", "/dev/udp/", "dial tcp"}
+var networkWords = [...]string{"connect:", "connect(", "connect to", "bind:", "bind(", "socket:", "socket(", "sendto:", "sendto(", "sendmsg:", "sendmsg(", "/dev/tcp/", "/dev/udp/", "dial tcp"}
 
 // The denial notes: what DenialNote says the sandbox blocked.
 const (
