@@ -2,9 +2,11 @@ package acpcmd_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -229,4 +231,64 @@ func TestAttackVariantChildLoadedBeforeParentNarrowed(t *testing.T) {
 		t.Errorf("%d model requests, want %d", n, len(script.Responses))
 	}
 	checkEscapeDenied(t, childLogs(t, state)[0].Events, outside, sandbox.ReadOnly, "resume")
+}
+
+// TestAttackVariantNetworkOffListen: --network off denies TCP bind — but
+// listen(2) on a socket never bound makes the kernel bind it to an
+// ephemeral port on every address itself, without the bind check. A
+// confined command that listens so must not be reachable: it listens,
+// prints the port it got (the test reads it from the call's progress) and
+// waits; the test connects to that port from outside the sandbox. With
+// the network off the connection must fail, in both confining modes; with
+// it on (the control) it succeeds.
+func TestAttackVariantNetworkOffListen(t *testing.T) {
+	needLandlock(t)
+	for _, c := range []struct{ mode, network string }{{"read-only", "off"}, {"workspace-write", "off"}, {"workspace-write", "on"}} {
+		t.Run(c.mode+"/network "+c.network, func(t *testing.T) {
+			dir, ws, state := workspace(t)
+			gate := filepath.Join(dir, "GO")
+			cmd := fmt.Sprintf(`perl -MSocket=:all -e '$| = 1; socket(S, AF_INET, SOCK_STREAM, 0) or die "socket: $!\n"; listen(S, 1) or die "listen: $!\n"; my ($p) = sockaddr_in(getsockname(S)); print "PORT=$p=\n"; select(undef, undef, undef, 0.05) until -e "%s"; print "listened\n"'`, gate)
+			url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+				{ToolCalls: []standin.ToolCall{{ID: "net", Name: "bash", Arguments: jsonArgs(t, map[string]any{"command": cmd, "description": "listen"})}}},
+				{Text: "done"},
+			}})
+			p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", c.mode, "--network", c.network,
+				"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+			underAttack(t, p)
+			p.initialize()
+			sid := p.newSession(ws)
+			id := p.request("session/prompt", promptParams(sid, "listen"))
+			portRE := regexp.MustCompile(`PORT=(\d+)=`)
+			var port string
+			for port == "" {
+				f := p.next()
+				if m := portRE.FindStringSubmatch(f.raw); m != nil {
+					port = m[1]
+				}
+				if f.isResponse() && sameID(f.ID, id) {
+					t.Fatalf("the prompt ended before the command listened: %s", f.raw)
+				}
+			}
+			addr := "127.0.0.1:" + port
+			conn, derr := net.Dial("tcp", addr)
+			if derr == nil {
+				_ = conn.Close()
+			}
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if resp, _ := p.await(id); !strings.Contains(string(resp.Result), "end_turn") {
+				t.Fatalf("prompt answer %s", resp.raw)
+			}
+			if code := p.finish(); code != 0 {
+				t.Fatalf("exit %d", code)
+			}
+			switch {
+			case c.network == "off" && derr == nil:
+				t.Errorf("NETWORK ESCAPE: with the network off a confined command listened on port %s and the test connected to it", port)
+			case c.network == "on" && derr != nil:
+				t.Errorf("control: connecting to the command's listener at %s: %v (the probe is broken)", addr, derr)
+			}
+		})
+	}
 }

@@ -161,7 +161,7 @@ func userNSAttr() (*syscall.SysProcAttr, error) {
 	}
 	for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone"} {
 		if b, err := os.ReadFile(f); err == nil && len(b) > 0 && b[0] == '0' {
-			return nil, fmt.Errorf("sandbox: workspace-write keeps the workspace's .git and .reel read-only with a private mount namespace, which needs reel to run as root or unprivileged user namespaces (%s is 0); nothing was run", f)
+			return nil, fmt.Errorf("sandbox: workspace-write keeps the workspace's .git and the agents' folders read-only with a private mount namespace, and --network off runs commands in a private network namespace; both need reel to run as root or unprivileged user namespaces (%s is 0); nothing was run", f)
 		}
 	}
 	uid, gid := os.Geteuid(), os.Getegid()

@@ -255,7 +255,7 @@ func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 			args = append(args, "--tmp", tmp)
 		}
 		var attr *syscall.SysProcAttr
-		if mode == WorkspaceWrite {
+		if mode == WorkspaceWrite || !s.network && mode != DangerFullAccess {
 			if attr, err = userNSAttr(); err != nil {
 				return nil, err
 			}
@@ -310,7 +310,7 @@ func describe(mode Mode, abi int, network bool) string {
 	case abi < minNetworkABI:
 		text += fmt.Sprintf(" "+NetworkOffNote+", but Landlock ABI %d cannot deny it: commands in this mode fail with %s and do not run.", abi, UnavailableMarker)
 	default:
-		text += " " + NetworkOffNote + ": commands cannot connect or bind TCP sockets (other protocols such as UDP are not confined)."
+		text += " " + NetworkOffNote + ": commands cannot connect or bind TCP sockets, and run in a network namespace of their own with no network interface up (UNIX sockets by path still reach local services)."
 	}
 	return text
 }

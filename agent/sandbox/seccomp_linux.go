@@ -29,6 +29,22 @@ const (
 	afSMC      = 43  // AF_SMC
 )
 
+// isolateNetwork moves the calling thread (which starts the program) into
+// a network namespace of its own, with only a loopback interface that is
+// down: Landlock denies connect and bind, but listen(2) on a socket never
+// bound makes the kernel bind an ephemeral port on every address without
+// the bind check (found open by TestAttackVariantNetworkOffListen), and
+// in a namespace of its own no one outside can reach it. It needs
+// CAP_SYS_ADMIN in the thread's user namespace: reel running as root has
+// it, and otherwise Sandbox starts sandbox-exec in a user namespace of its
+// own (userNSAttr). Without it the command must not run.
+func isolateNetwork() error {
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("making a private network namespace (--network off): %w; --network off needs reel to run as root or unprivileged user namespaces to be enabled", err)
+	}
+	return nil
+}
+
 // seccompArch is what the filter needs to know of the running
 // architecture: its audit arch and, for the compat ABI the kernel may run
 // beside it, that ABI's audit arch and call numbers (socketcall: 0 when

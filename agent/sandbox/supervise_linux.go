@@ -49,6 +49,13 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 		}
 		watched = watchRoot(a.root)
 	}
+	if !a.network && a.mode != DangerFullAccess {
+		// Before the capabilities go: a network namespace needs
+		// CAP_SYS_ADMIN.
+		if err := isolateNetwork(); err != nil {
+			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
+		}
+	}
 	if a.mode != DangerFullAccess {
 		// No capability survives into a confined program, even when reel
 		// runs as root: without CAP_SYS_PTRACE it cannot read reel's
