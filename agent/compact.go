@@ -231,7 +231,8 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 	ask := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart("Summarize the conversation above for the continuation of this session.")}}
 	msgs = append(msgs, ask.AppendJSON(nil))
 	model := s.model()
-	req := llm.Request{Provider: e.cfg.Provider, Model: model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens}
+	req := llm.Request{Provider: e.cfg.Provider, Model: model, System: compactionSystem, Messages: msgs, MaxTokens: summaryMaxTokens,
+		Purpose: llm.PurposeCompaction, Turn: turn, Step: step}
 	text, output, usage, err := e.summaryCall(ctx, s, req)
 	if err != nil {
 		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, sessionlog.CompactionFailed(turn, step, err.Error()), nil, nil)
@@ -275,6 +276,7 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 	}
 	defer stream.Close()
 	var asm llm.Assembler
+	budget := newResponseBudget(e.maxResponseBytes())
 	for {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
@@ -282,6 +284,9 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 		}
 		if err != nil {
 			return "", nil, nil, err
+		}
+		if !budget.admit(c) {
+			return "", nil, nil, fmt.Errorf("the summary call streamed more than %d bytes (--max-response-bytes)", budget.limit)
 		}
 		if _, err := asm.Add(c); err != nil {
 			return "", nil, nil, err

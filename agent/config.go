@@ -47,6 +47,11 @@ type Config struct {
 	Provider, Model string
 	// MaxTokens caps each model response (0: provider default).
 	MaxTokens int
+	// MaxResponseBytes caps one model response in bytes: its text,
+	// reasoning and tool-call arguments together (0:
+	// DefaultMaxResponseBytes). Past it the stream is stopped, what arrived
+	// is kept and the step ends as max-tokens (agent/streamcap.go).
+	MaxResponseBytes int
 	// Mode is the default sandbox mode for new sessions.
 	Mode sandbox.Mode
 	// Approval is the approval policy: "on-request" (default) or "never".

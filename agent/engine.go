@@ -194,12 +194,18 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 		cwd = loaded.Log.Header().Cwd
 	}
 	// The replay position of a loaded session is the number of model calls
-	// its log already holds, counted exactly as replay derives its script.
-	script, derr := replay.Derive(loaded.Log.Events())
-	if derr != nil {
-		e.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
+	// its log already holds, counted as replay derives its script. A live
+	// model (one shared provider, or the session's own) takes no position,
+	// so a live load does not read the calls at all.
+	done := 0
+	if _, shared := e.cfg.Models.(SharedModels); !shared && o.provider == nil {
+		n, derr := replay.CountCalls(loaded.Log.Events())
+		if derr != nil {
+			e.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
+		}
+		done = n
 	}
-	s, index, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, len(script), o.provider)
+	s, index, err := e.register(sessionlog.NewSession(loaded.Log, w), id, cwd, done, o.provider)
 	if err != nil {
 		_ = w.Close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/tools"
@@ -22,6 +23,9 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	events := s.log.Log().Events()
 	s.mu.Unlock()
 	calls := map[string]ToolCall{}
+	// The tools as the live calls were described (looked up once, not per
+	// call).
+	var set *tools.Set
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -29,18 +33,28 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			// What the user typed, and what hooks added (shown as the
 			// live turn showed it); instruction files, reminders and
 			// compaction summaries are the engine's messages to the model.
-			if plugin := hookPlugin(e); plugin != "" {
-				for _, p := range parsed(e).Content {
+			// The event is decoded once, its source with it.
+			var m sessionlog.Message
+			if json.Unmarshal(e.Data, &m) != nil {
+				continue
+			}
+			var src struct {
+				Kind   string `json:"kind"`
+				Plugin string `json:"plugin"`
+			}
+			_ = json.Unmarshal(m.Source, &src)
+			if src.Kind == "plugin" && strings.HasPrefix(src.Plugin, "hooks-") {
+				for _, p := range m.Content {
 					if p.Type == "text" {
-						u.Thought(ctx, hookNotice(plugin, p.Text))
+						u.Thought(ctx, hookNotice(src.Plugin, p.Text))
 					}
 				}
 				continue
 			}
-			if !isUserPrompt(e) {
+			if src.Kind != "user" {
 				continue
 			}
-			for _, p := range parsed(e).Content {
+			for _, p := range m.Content {
 				if p.Type == "text" {
 					u.UserText(ctx, p.Text)
 				} else if a := p.Attachment; p.Type == sessionlog.PartImage && a != nil {
@@ -48,7 +62,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				}
 			}
 		case sessionlog.TypeAssistantMessage:
-			for _, p := range parsed(e).Content {
+			for _, p := range decodeMessage(e).Message.Content {
 				switch p.Type {
 				case "reasoning":
 					u.Thought(ctx, p.Text)
@@ -64,14 +78,15 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			call := ToolCall{ID: d.CallID, Name: d.Name, Arguments: json.RawMessage(d.Arguments)}
 			// Described as the live call was: paths resolved against the
 			// session's working directory.
-			call.Title, call.Kind, call.Locations = s.toolsFor(s.Mode()).DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, call.Arguments)
+			if set == nil {
+				set = s.toolsFor(s.Mode())
+			}
+			call.Title, call.Kind, call.Locations = set.DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, call.Arguments)
 			u.ToolStart(ctx, call)
 			calls[d.CallID] = call
 		case sessionlog.TypeToolResult:
-			d, _ := sessionlog.DecodeData[struct {
-				Meta json.RawMessage `json:"meta"`
-			}](e)
-			for _, p := range parsed(e).Content {
+			d := decodeMessage(e)
+			for _, p := range d.Message.Content {
 				if p.Type != "tool-result" {
 					continue
 				}
@@ -114,13 +129,21 @@ func lastUsage(events []sessionlog.Event, window int) (ContextUsage, bool) {
 	return ContextUsage{}, false
 }
 
-func parsed(e *sessionlog.Event) sessionlog.Message {
-	raw, err := sessionlog.ProjectMessage(e)
-	if err != nil {
-		return sessionlog.Message{}
+// messageData is the data of an assistant/message or tool/result as the
+// history reads it.
+type messageData struct {
+	Message sessionlog.Message `json:"message"`
+	Meta    json.RawMessage    `json:"meta"`
+}
+
+// decodeMessage decodes the message (and meta) of an assistant/message or
+// tool/result in one pass; zero for data that does not decode.
+func decodeMessage(e *sessionlog.Event) messageData {
+	var d messageData
+	if json.Unmarshal(e.Data, &d) != nil {
+		return messageData{}
 	}
-	m, _ := sessionlog.ParseMessage(raw)
-	return m
+	return d
 }
 
 // maxDiffMeta bounds the texts of the diffs a tool/result's meta keeps for
@@ -175,4 +198,14 @@ func diffOf(meta json.RawMessage) *tools.Diff {
 		return nil
 	}
 	return &tools.Diff{Path: f.Path, OldText: f.OldText, NewText: *f.NewText}
+}
+
+// parsed is the message an event projects (zero when it has none).
+func parsed(e *sessionlog.Event) sessionlog.Message {
+	raw, err := sessionlog.ProjectMessage(e)
+	if err != nil {
+		return sessionlog.Message{}
+	}
+	m, _ := sessionlog.ParseMessage(raw)
+	return m
 }

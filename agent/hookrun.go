@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -105,21 +104,6 @@ func (e *Engine) hookMessage(plugin string, texts ...string) sessionlog.UserMess
 // and when the session is loaded.
 func hookNotice(plugin, text string) string {
 	return fmt.Sprintf("[%s] %s\n", plugin, text)
-}
-
-// hookPlugin is the plugin of a user/message a hook entered ("" for any
-// other message).
-func hookPlugin(e *sessionlog.Event) string {
-	var d struct {
-		Source struct {
-			Kind   string `json:"kind"`
-			Plugin string `json:"plugin"`
-		} `json:"source"`
-	}
-	if json.Unmarshal(e.Data, &d) != nil || d.Source.Kind != "plugin" || !strings.HasPrefix(d.Source.Plugin, "hooks-") {
-		return ""
-	}
-	return d.Source.Plugin
 }
 
 // enterHookContext turns hook contexts into messages, telling the client.

@@ -336,6 +336,8 @@ type instrState struct {
 	// prepared is the identity whose baseline this process composed, and
 	// the baseline files left out of it (budget, duplicates).
 	prepared *instrPrepared
+	// scan keeps visibleInstructions' reading of the surface.
+	scan instrScan
 }
 
 type instrPrepared struct {
@@ -399,17 +401,19 @@ func (s *Session) visibleInstructions() (visible changes, baseline *instrSource)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lg := s.log.Log()
-	seqs := lg.Surface().Seqs()
-	on := make(map[int]bool, len(seqs))
-	for _, q := range seqs {
-		on[q] = true
+	surf := lg.Surface()
+	seqs := surf.Seqs()
+	// Only the surface entries added since the last step are read: the
+	// scan starts over when the replace generation moves.
+	sc := &s.instr.scan
+	if sc.log != lg || sc.gen != surf.Gen() || sc.done > len(seqs) {
+		*sc = instrScan{log: lg, gen: surf.Gen()}
 	}
 	marker := []byte(`"` + instrSourceKind + `"`)
 	events := lg.Events()
-	sources := map[int]instrSource{}
-	for i := range events {
-		e := &events[i]
-		if e.Type != sessionlog.TypeUserMessage || !on[e.Seq] || !bytes.Contains(e.Data, marker) {
+	for ; sc.done < len(seqs); sc.done++ {
+		e := &events[seqs[sc.done]]
+		if e.Type != sessionlog.TypeUserMessage || !bytes.Contains(e.Data, marker) {
 			continue
 		}
 		m, err := sessionlog.DecodeData[sessionlog.UserMessage](e)
@@ -420,18 +424,40 @@ func (s *Session) visibleInstructions() (visible changes, baseline *instrSource)
 		if !ok {
 			continue
 		}
-		sources[e.Seq] = src
-		for _, ch := range src.changes {
+		sc.found = append(sc.found, instrFound{seq: e.Seq, src: src})
+	}
+	// The changes apply in log order; the baseline is the last on the
+	// surface.
+	bySeq := slices.Clone(sc.found)
+	slices.SortStableFunc(bySeq, func(a, b instrFound) int { return a.seq - b.seq })
+	for _, f := range bySeq {
+		for _, ch := range f.src.changes {
 			visible.set(ch)
 		}
 	}
-	for i := len(seqs) - 1; i >= 0; i-- {
-		if src, ok := sources[seqs[i]]; ok && src.baseline {
+	for i := len(sc.found) - 1; i >= 0; i-- {
+		if src := sc.found[i].src; src.baseline {
 			baseline = &src
 			break
 		}
 	}
 	return visible, baseline
+}
+
+// instrScan is what visibleInstructions has read of one surface
+// generation of one log: the first done surface entries, and the
+// instruction messages among them in surface order.
+type instrScan struct {
+	log   *sessionlog.Log
+	gen   int
+	done  int
+	found []instrFound
+}
+
+// instrFound is an instruction message on the surface.
+type instrFound struct {
+	seq int
+	src instrSource
 }
 
 // composeInstructions is the message the step owes for the instruction

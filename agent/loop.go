@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/reel-agent/reel/agent/llm"
@@ -21,6 +22,12 @@ type callResult struct {
 	chunkSeqs []int
 	asm       llm.Assembler
 	finish    string
+	// cut is set when the response outgrew the cap on its bytes and reel
+	// stopped its stream (agent/streamcap.go).
+	cut bool
+	// keepsText is set once asm holds the text of the deltas (see
+	// callModel: it is assembled without it while streaming).
+	keepsText bool
 }
 
 // steps runs the turn's steps until one ends it.
@@ -109,6 +116,7 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	if err != nil {
 		return r.failed(ctx, err), false
 	}
+	req.Turn, req.Step = r.turn, step
 	if ctx.Err() != nil {
 		return aborted(), false
 	}
@@ -247,20 +255,58 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	return llm.Request{
 		Provider: cfg.Provider, Model: cfg.Model,
 		System: h.System, Tools: h.Tools,
-		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens, HeaderReason: reason,
+		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens, HeaderReason: reason, Memo: &s.memo,
 	}, nil
 }
 
 // callModel streams one model call into the log and the client.
 func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callResult, error) {
 	res := &callResult{}
+	// The log keeps every delta and the stream's block-ends repeat the
+	// blocks, so the assembler does not keep the deltas' text too (a long
+	// answer would be held once more). A response left without its
+	// block-ends (cut, cancelled, failed) is assembled again from the
+	// logged chunks, after the last of them is logged (defers run last
+	// first).
+	res.asm.SkipDeltaText()
+	defer func() {
+		if err := r.wholeAssembly(res); err != nil {
+			r.e.log.Error("reassembling a model response from its logged chunks", "session", r.s.id, "turn", r.turn, "step", step, "err", err)
+		}
+	}()
 	where := fmt.Sprintf("turn %d step %d", r.turn, step)
 	stream, err := r.s.provider.Stream(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)
 	}
 	defer stream.Close()
-	for {
+	limit := r.e.maxResponseBytes()
+	budget := newResponseBudget(limit)
+	merger := newDeltaMerger()
+	if f, ok := stream.(llm.BlockFiller); ok {
+		// The stream need not accumulate its blocks: every delta is
+		// logged (or held by the merger), and the block-ends are built
+		// from there.
+		f.FillBlocks(func(i int) string { return r.blockPayload(res, merger, i) })
+	}
+	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
+		for _, c := range cs {
+			data, err := chunkData(r.turn, step, c)
+			if err != nil {
+				return fmt.Errorf("%s: encode chunk: %w", where, err)
+			}
+			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, data, nil, nil)
+			if err != nil {
+				return err
+			}
+			res.chunkSeqs = append(res.chunkSeqs, seq)
+		}
+		return nil
+	}
+	// A merge still held when the call fails or is cancelled is logged
+	// all the same: the interrupted message cites every delta shown.
+	defer func() { _ = logChunks(context.WithoutCancel(ctx), merger.flush()) }()
+	for !res.cut {
 		c, err := stream.Next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -268,15 +314,18 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", where, err)
 		}
-		chunkJSON, err := c.AppendJSON(nil)
-		if err != nil {
-			return res, fmt.Errorf("%s: encode chunk: %w", where, err)
+		if !budget.admit(c) {
+			// Past the cap the stream is stopped (its body closed): what
+			// arrived is kept and the response finishes as cut at the
+			// output limit, so none of its tool calls runs.
+			_ = stream.Close()
+			res.cut = true
+			c = llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishMaxTokens}}
+			r.e.log.Warn("model response over the byte cap: stream stopped", "session", r.s.id, "turn", r.turn, "step", step, "limit", limit)
 		}
-		seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, sessionlog.ChunkData{Turn: r.turn, Step: step, Chunk: chunkJSON}, nil, nil)
-		if err != nil {
+		if err := logChunks(ctx, merger.add(c)); err != nil {
 			return res, err
 		}
-		res.chunkSeqs = append(res.chunkSeqs, seq)
 		d, err := res.asm.Add(c)
 		switch d.Type {
 		case llm.BlockText:
@@ -288,12 +337,97 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 			return res, err
 		}
 	}
+	if err := logChunks(ctx, merger.flush()); err != nil {
+		return res, err
+	}
+	if err := r.wholeAssembly(res); err != nil {
+		return res, fmt.Errorf("%s: %w", where, err)
+	}
+	if res.cut {
+		// The model learns of the cut at its next step; the user now.
+		r.s.queueNotice(r.s.cutNotice(limit))
+		r.c.Updates.Text(ctx, "\n\n"+cutNote(limit)+"\n")
+	}
 	fin, err := res.asm.Finish()
 	if errors.Is(err, llm.ErrNoFinish) {
 		return res, fmt.Errorf("%s: the model stream ended without a finish chunk", where)
 	}
 	res.finish = fin.Kind
 	return res, err
+}
+
+// wholeAssembly makes res.asm hold the whole response: when a block was
+// left without a block-end that stands for it, the call's logged chunks
+// are assembled again, keeping the deltas' text.
+func (r *run) wholeAssembly(res *callResult) error {
+	if res.keepsText || res.asm.Whole() {
+		return nil
+	}
+	datas := r.s.eventData(res.chunkSeqs)
+	var asm llm.Assembler
+	for i, raw := range datas {
+		var d struct {
+			Chunk llm.Chunk `json:"chunk"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("decode logged chunk %d: %w", res.chunkSeqs[i], err)
+		}
+		_, _ = asm.Add(d.Chunk) // an error finish stays in asm, as it did in res.asm
+	}
+	res.asm, res.keepsText = asm, true
+	return nil
+}
+
+// blockPayload is the text or arguments of every delta at block index i
+// of the call so far, in order: the logged ones, then the merge the merger
+// still holds.
+func (r *run) blockPayload(res *callResult, m *deltaMerger, i int) string {
+	var sb strings.Builder
+	sb.Grow(m.streamed[i])
+	for k, raw := range r.s.eventData(res.chunkSeqs) {
+		var d struct {
+			Chunk llm.Chunk `json:"chunk"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			r.e.log.Error("decoding a logged chunk to close its block", "session", r.s.id, "turn", r.turn, "seq", res.chunkSeqs[k], "err", err)
+			continue
+		}
+		if p, ok := deltaPayload(d.Chunk); ok && d.Chunk.Index == i {
+			sb.WriteString(p)
+		}
+	}
+	if m.holding && m.held.Index == i {
+		sb.Write(m.payload)
+	}
+	return sb.String()
+}
+
+// chunkData is the data of the assistant/chunk that logs c, encoded once
+// (the same bytes as [sessionlog.ChunkData] with c's JSON): a block-end
+// that repeats a long answer is not held encoded twice.
+func chunkData(turn, step int, c llm.Chunk) (encodedData, error) {
+	n := 64 + len(c.Text) + len(c.ArgumentsDelta) + len(c.Raw)
+	if c.Block != nil {
+		n += len(c.Block.Text) + len(c.Block.Arguments) + len(c.Block.Raw) + len(c.Block.ID) + len(c.Block.Name)
+	}
+	b := sessionlog.ChunkData{Turn: turn, Step: step}.AppendHead(make([]byte, 0, n+n/16))
+	b, err := c.AppendJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// encodedData is an event's data already encoded. Appended to nothing it
+// is itself, not a copy.
+type encodedData []byte
+
+// AppendJSON implements sessionlog.Payload.
+func (d encodedData) AppendJSON(b []byte) []byte {
+	if b == nil {
+		return d
+	}
+	return append(b, d...)
 }
 
 // maxModelRetries bounds the retries of a retryable model failure (an empty
@@ -418,21 +552,25 @@ func contextUsage(u *llm.Usage, window int) ContextUsage {
 	return ContextUsage{Used: int(used), Size: window}
 }
 
-// assistantData is the assistant/message of a model call.
-func (e *Engine) assistantData(turn, step int, model string, res *callResult, interrupted bool) sessionlog.AssistantMessageData {
-	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, model, e.newID(), rawParts(res.asm.Parts())...)
+// assistantData is the assistant/message of a model call, encoded once:
+// its parts share the assembled blocks' strings (typed parts encode as the
+// assembler's parts do), and the buffer is sized for them up front.
+func (e *Engine) assistantData(turn, step int, model string, res *callResult, interrupted bool) encodedData {
+	blocks := res.asm.Blocks()
+	parts := make([]sessionlog.ContentPart, len(blocks))
+	n := 256
+	for i, b := range blocks {
+		if b.Raw != nil {
+			parts[i] = sessionlog.RawPart(b.Raw)
+		} else {
+			parts[i] = sessionlog.ContentPart{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Arguments: b.Arguments}
+		}
+		n += 64 + len(b.Raw) + len(b.Text) + len(b.ID) + len(b.Name) + len(b.Arguments)
+	}
+	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, model, e.newID(), parts...)
 	if u := res.asm.Usage(); u != nil {
 		d.Usage = u.AppendJSON(nil)
 	}
 	d.Interrupted = interrupted
-	return d
-}
-
-// rawParts wraps a call's assembled content parts for the log.
-func rawParts(parts []json.RawMessage) []sessionlog.ContentPart {
-	out := make([]sessionlog.ContentPart, len(parts))
-	for i, p := range parts {
-		out[i] = sessionlog.RawPart(p)
-	}
-	return out
+	return d.AppendJSON(make([]byte, 0, n+n/16))
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -22,7 +23,10 @@ type Session struct {
 	// transcript is the file holding the log ("" when the store has none
 	// of its own).
 	transcript string
-	provider   llm.Provider
+	// memo keeps the provider's encoding of the history messages from one
+	// step to the next (see llm.Memo).
+	memo     llm.Memo
+	provider llm.Provider
 
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session
@@ -165,6 +169,21 @@ func (s *Session) emitLocked(ctx context.Context, now int64, typ string, p sessi
 	}
 	s.track(&e)
 	return seq, nil
+}
+
+// eventData returns the data of the events with the given seqs (shared
+// with the log: do not modify it).
+func (s *Session) eventData(seqs []int) []json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lg := s.log.Log()
+	out := make([]json.RawMessage, len(seqs))
+	for i, seq := range seqs {
+		if e := lg.Event(seq); e != nil {
+			out[i] = e.Data
+		}
+	}
+	return out
 }
 
 // checkpoint makes the log durable.

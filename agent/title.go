@@ -86,20 +86,30 @@ type Title struct {
 	Late bool
 }
 
-// The cleaning rules, in the order they apply.
-var (
-	titleOSC         = regexp.MustCompile(`(?:\x1b\]|\x{9d})(?s:.)*?(?:\x07|\x1b\\|$)`)
-	titleCSI         = regexp.MustCompile(`(?:\x1b\[|\x{9b})[0-?]*[ -/]*[@-~]`)
-	titleESC         = regexp.MustCompile(`\x1b[@-_]`)
-	titleControl     = regexp.MustCompile(`[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x{9f}]`)
-	titleDirectional = regexp.MustCompile(`[\x{200b}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2060}-\x{2064}\x{2066}-\x{206f}\x{feff}]`)
-)
+// titleDirectional matches the invisible and direction-changing characters
+// a title loses (compiled on first use, not at init of every reel process).
+var titleDirectional = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[\x{200b}\x{200e}\x{200f}\x{202a}-\x{202e}\x{2060}-\x{2064}\x{2066}-\x{206f}\x{feff}]`)
+})
+
+// titleRules are the cleaning rules, in the order they apply: OSC, CSI and
+// other escape sequences, controls, directional characters. Compiled on
+// first use, not at init of every reel process.
+var titleRules = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?:\x1b\]|\x{9d})(?s:.)*?(?:\x07|\x1b\\|$)`),
+		regexp.MustCompile(`(?:\x1b\[|\x{9b})[0-?]*[ -/]*[@-~]`),
+		regexp.MustCompile(`\x1b[@-_]`),
+		regexp.MustCompile(`[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x{9f}]`),
+		titleDirectional(),
+	}
+})
 
 // cleanTitle removes escape sequences and controls and makes s one trimmed
 // line with single spaces.
 func cleanTitle(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	for _, re := range []*regexp.Regexp{titleOSC, titleCSI, titleESC, titleControl, titleDirectional} {
+	for _, re := range titleRules() {
 		s = re.ReplaceAllString(s, "")
 	}
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")

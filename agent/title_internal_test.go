@@ -154,7 +154,7 @@ func FuzzNormalizeTitle(f *testing.F) {
 			t.Fatalf("normalizeTitle(%q) = %q", s, got)
 		}
 		for _, r := range got {
-			if unicode.IsControl(r) || (r != ' ' && unicode.IsSpace(r)) || titleDirectional.MatchString(string(r)) {
+			if unicode.IsControl(r) || (r != ' ' && unicode.IsSpace(r)) || titleDirectional().MatchString(string(r)) {
 				t.Fatalf("normalizeTitle(%q) = %q holds %U", s, got, r)
 			}
 		}

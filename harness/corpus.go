@@ -97,7 +97,7 @@ type CorpusCase struct {
 // for a log the reference suite did not harvest.
 const placeholderID = "{{sessionId}}"
 
-var policyText = regexp.MustCompile(`Current DSH file policy: ([a-z-]+)`)
+var policyText = lazyRegexp(`Current DSH file policy: ([a-z-]+)`)
 
 // Eligible decides whether reel can replay a corpus scenario and gathers
 // what the run needs. missing lists every capability the scenario needs
@@ -164,7 +164,7 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 		case e.Type == sessionlog.TypeTitleLLMRequest:
 			c.TitleModel = true
 		case e.Type == sessionlog.TypeUserMessage:
-			if m := policyText.FindSubmatch(e.Data); m != nil {
+			if m := policyText().FindSubmatch(e.Data); m != nil {
 				c.Mode = string(m[1])
 			}
 			if bytes.Contains(e.Data, []byte("Approval prompts are disabled")) {

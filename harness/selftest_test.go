@@ -444,10 +444,22 @@ func TestSnapshotCLI(t *testing.T) {
 			}
 			first, _, _ := strings.Cut(string(readBytes(t, prompts[0])), "\n")
 			edit(t, prompts[0], func(s string) string { return "TAMPERED " + s })
+			// The replay's request matching reads the pin and refuses the
+			// call whose system prompt differs from it.
 			return []string{
-				"FAIL", "--- FAIL " + selfScenario, "system prompt: " + prompts[0] + " differs",
-				"@@ line 1 @@\n- TAMPERED " + first + "\n+ " + first + "\n",
+				"FAIL", "--- FAIL " + selfScenario,
+				"turn 1 step 1 system prompt: differ at byte 0", "recorded …\"TAMPERED " + first[:min(len(first), 41)],
 			}
+		}, harness.ErrFailed},
+		{"uncomparable call", func(t *testing.T, tr tree) []string {
+			// A recorded header that names its system prompt without the
+			// content: the call cannot be compared, and a fixture fails.
+			log := filepath.Join(tr.fixtures, selfScenario, "session.jsonl")
+			edit(t, log, func(s string) string {
+				return regexp.MustCompile(`"system":"\{\{prompt:[^}]*\}\}"`).ReplaceAllString(s, `"system":"{{system}}"`)
+			})
+			return []string{"FAIL", "--- FAIL " + selfScenario,
+				"request matching: model request at turn 1 step 1 of session 1 not compared: system prompt (the recording holds {{system}}, not the content)"}
 		}, harness.ErrFailed},
 	}
 	for _, c := range cases {

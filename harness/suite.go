@@ -141,8 +141,15 @@ func (s *Suite) RunOne(ctx context.Context, dir string) Result {
 	if run != nil {
 		res.Wall = run.Wall
 		defer os.RemoveAll(run.Temp)
-		mismatches, _ := RequestMatch(run.Stderr)
+		mismatches, unchecked := RequestMatch(run.Stderr)
 		res.Failures = append(res.Failures, mismatches...)
+		if runner.Mode == Replay {
+			// Every call of a fixture must be comparable: one that is not
+			// fails the scenario (the fixture suite has no partial verdict).
+			for _, u := range unchecked {
+				fail("request matching: %s", u)
+			}
+		}
 	}
 	if err != nil {
 		fail("%v", err)
@@ -232,7 +239,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // secretPattern matches what looks like an API key or bearer token.
-var secretPattern = regexp.MustCompile(`(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`)
+var secretPattern = lazyRegexp(`(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`)
 
 // guard is one named check of the fixtures and goldens as a whole; fn
 // returns its problems, each naming the offending file or scenario.
@@ -455,7 +462,7 @@ func guardSecrets(s *Suite, _ *fixtureSet) []string {
 			if err != nil {
 				return err
 			}
-			if m := secretPattern.Find(b); m != nil {
+			if m := secretPattern().Find(b); m != nil {
 				out = append(out, fmt.Sprintf("%s: looks like a secret (%q…); never commit keys or tokens", path, m[:min(len(m), 8)]))
 			}
 			return nil

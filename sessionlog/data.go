@@ -164,13 +164,11 @@ func ProjectMessage(e *Event) (json.RawMessage, error) {
 		}
 		m = e.Data
 	case TypeAssistantMessage, TypeToolResult:
-		var d struct {
-			Message json.RawMessage `json:"message"`
-		}
-		if err := json.Unmarshal(e.Data, &d); err != nil || d.Message == nil {
+		msg, ok := objectMember(e.Data, "message")
+		if !ok {
 			return nil, invalidf(e, "data has no message")
 		}
-		m = d.Message
+		m = msg
 	default:
 		return nil, invalidf(e, "%s is not a surface event type", e.Type)
 	}
@@ -178,6 +176,101 @@ func ProjectMessage(e *Event) (json.RawMessage, error) {
 		return nil, invalidf(e, "the message is not a JSON object")
 	}
 	return m, nil
+}
+
+// objectMember returns the value of member name of the JSON object data
+// as it stands in data (a subslice, not a copy: a long message is not
+// held twice), found as encoding/json finds the member a struct field of
+// that name decodes: the key matched case-insensitively after unescaping,
+// the last match winning. ok is false when data is not valid JSON, not an
+// object, or has no such member.
+func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
+	if !json.Valid(data) {
+		return nil, false
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		kend := skipValue(data, i)
+		key := data[i:kend]
+		i = skipSpace(data, kend)
+		i = skipSpace(data, i+1) // the colon
+		vend := skipValue(data, i)
+		if keyMatches(key, name) {
+			val, ok = data[i:vend:vend], true
+		}
+		i = skipSpace(data, vend)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return val, ok
+}
+
+// keyMatches reports whether the quoted key names member name, as
+// encoding/json matches a struct field (case-insensitively).
+func keyMatches(quoted []byte, name string) bool {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		return bytes.EqualFold(quoted[1:len(quoted)-1], []byte(name))
+	}
+	var k string
+	if err := json.Unmarshal(quoted, &k); err != nil {
+		return false
+	}
+	return bytes.EqualFold([]byte(k), []byte(name))
+}
+
+// skipSpace returns the index of the first non-space byte of data at or
+// after i.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the index just past the JSON value starting at i in
+// data, which is valid JSON.
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				i = skipString(data, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(data) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(data[i])) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the JSON string starting at i.
+func skipString(data []byte, i int) int {
+	for i++; i < len(data) && data[i] != '"'; i++ {
+		if data[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
 }
 
 // ParseMessage decodes a projected message.

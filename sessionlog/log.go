@@ -172,15 +172,50 @@ func (l *Log) checkSources(e *Event, surface bool) error {
 		return invalidf(e, "sourceEventSeqs is empty (only assistant/message may cite nothing)")
 	}
 	_ = surface
+	increasing := true
 	for i, s := range src {
 		if s < 0 || s >= e.Seq {
 			return invalidf(e, "sourceEventSeqs cites %d, which is not an earlier event", s)
 		}
-		if slices.Contains(src[:i], s) {
-			return invalidf(e, "sourceEventSeqs cites %d twice", s)
+		if i > 0 && s <= src[i-1] {
+			increasing = false
 		}
 	}
+	if increasing {
+		return nil // the usual order: no seq can repeat
+	}
+	// Linear in the citations (after a sort), never a scan per citation:
+	// an assistant/message may cite a million chunks.
+	if s, ok := repeated(src); ok {
+		return invalidf(e, "sourceEventSeqs cites %d twice", s)
+	}
 	return nil
+}
+
+// repeated returns a seq that src holds more than once: the first such in
+// src's order.
+func repeated(src []int) (int, bool) {
+	sorted := slices.Clone(src)
+	slices.Sort(sorted)
+	dup := -1
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			dup = sorted[i]
+			break
+		}
+	}
+	if dup < 0 {
+		return 0, false
+	}
+	// Name the first repeat in citation order, as a scan would.
+	seen := make(map[int]bool, len(src))
+	for _, s := range src {
+		if seen[s] {
+			return s, true
+		}
+		seen[s] = true
+	}
+	return dup, true
 }
 
 func (l *Log) checkReplace(e *Event) error {
@@ -189,8 +224,10 @@ func (l *Log) checkReplace(e *Event) error {
 	if err != nil {
 		return invalidf(e, "%v", err)
 	}
+	cited := slices.Clone(e.SourceEventSeqs)
+	slices.Sort(cited)
 	for _, s := range l.surface.seqs[i : j+1] {
-		if !slices.Contains(e.SourceEventSeqs, s) {
+		if _, ok := slices.BinarySearch(cited, s); !ok {
 			return invalidf(e, "replace shadows seq %d but sourceEventSeqs does not cite it", s)
 		}
 	}

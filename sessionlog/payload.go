@@ -200,10 +200,18 @@ func (d ToolCallData) AppendJSON(b []byte) []byte {
 // AppendJSON appends {"turn","step","chunk"}, the chunk verbatim (null when
 // there is none).
 func (d ChunkData) AppendJSON(b []byte) []byte {
-	b = appendTurnStep(b, d.Turn, d.Step)
-	b = append(b, `,"chunk":`...)
+	b = d.AppendHead(b)
 	b = appendRaw(b, d.Chunk)
 	return append(b, '}')
+}
+
+// AppendHead appends what [ChunkData.AppendJSON] writes before the chunk,
+// {"turn":…,"step":…,"chunk": (d.Chunk is not read). A writer that
+// appends the chunk's JSON and then '}' gets the same bytes without
+// holding the chunk encoded separately.
+func (d ChunkData) AppendHead(b []byte) []byte {
+	b = appendTurnStep(b, d.Turn, d.Step)
+	return append(b, `,"chunk":`...)
 }
 
 // appendRaw appends raw JSON verbatim, or null for none.

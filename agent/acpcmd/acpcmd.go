@@ -71,9 +71,12 @@ type Options struct {
 	FailSubagentTurn                int
 	LogLevel                        string
 	MaxTokens                       int
-	SessionID                       string
-	ContextWindow                   int
-	WriteTimeout                    time.Duration
+	// MaxResponseBytes caps one model response in bytes (text, reasoning
+	// and tool-call arguments together).
+	MaxResponseBytes int
+	SessionID        string
+	ContextWindow    int
+	WriteTimeout     time.Duration
 	// Network is "on" (confined commands may use the network) or "off"
 	// (TCP connect and bind denied by Landlock; fails closed below ABI 4).
 	Network string
@@ -187,6 +190,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.HoldForChildren, "debug-hold-for-children", false, "a prompt is answered, and a report is taken, only once the background subagents the session started have settled (deterministic recordings)")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
+	fs.IntVar(&o.MaxResponseBytes, "max-response-bytes", agent.DefaultMaxResponseBytes, "cap on one model response in bytes (text, reasoning and tool-call arguments); past it the stream is stopped and the step ends as max-tokens")
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "model context window in tokens; compaction starts at 80% (0: per-model default)")
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
 	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
@@ -238,6 +242,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.ImageInput != "auto" && o.ImageInput != "on" && o.ImageInput != "off" {
 		return o, fmt.Errorf("%w: --image-input %q: want auto, on or off", ErrUsage, o.ImageInput)
+	}
+	if o.MaxResponseBytes <= 0 {
+		return o, fmt.Errorf("%w: --max-response-bytes %d: want a positive number of bytes", ErrUsage, o.MaxResponseBytes)
 	}
 	if o.InlineBytes < 0 {
 		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
@@ -333,9 +340,10 @@ func Run(ctx context.Context, args []string, env IO) error {
 			return err
 		}
 		cfg.Models, cfg.Provider, cfg.Model = models, provider, model
-		// The MCP servers of a replayed session are its recording's: no
-		// server is started or called.
-		cfg.MCP = mcpreplay.Connector{Logs: logs}
+		// The MCP servers of a replayed session are its recording's,
+		// served in-process to reel's own MCP client: no server is
+		// started or called.
+		cfg.MCP = mcpreplay.Connector{Logs: logs, Logger: log}
 		log.Info("replaying recorded model calls", "logs", o.Replay)
 	} else {
 		if o.Standin != "" {
@@ -389,7 +397,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 func engineConfig(o Options) agent.Config {
 	cfg := agent.Config{
 		Mode: sandbox.Mode(o.Mode), Approval: o.Approval,
-		Invariant: o.Invariant, MaxTokens: o.MaxTokens, FirstSessionID: o.SessionID,
+		Invariant: o.Invariant, MaxTokens: o.MaxTokens, MaxResponseBytes: o.MaxResponseBytes, FirstSessionID: o.SessionID,
 		ContextWindow:  o.ContextWindow,
 		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
 		Attachments:    attachments(o),
@@ -463,6 +471,8 @@ const Version = "0.1.0"
 // session's title-call script.
 type replayScripts struct {
 	scripts, titles [][]replay.Entry
+	// wants are each log's recorded requests by turn and step.
+	wants []map[string]*replay.Want
 	// ids are the recorded logs' session ids.
 	ids []string
 	// match and pins configure each provider's request matching (empty
@@ -497,7 +507,7 @@ func (r replayScripts) ForSession(index int, cwd string, done int) (llm.Provider
 	if index >= len(r.scripts) {
 		return nil, fmt.Errorf("replay: session %d was opened, but only %d recorded log(s) were given with --replay", index+1, len(r.scripts))
 	}
-	p := replay.New(r.scripts[index], done, cwd)
+	p := replay.New(r.scripts[index], done, cwd).WithWants(r.wants[index])
 	if r.match != "" && r.match != replay.MatchOff {
 		log := r.log
 		p.WithMatcher(&replay.Matcher{Mode: r.match, Cwd: cwd, Pins: r.pins}, func(where string, what []string) {
@@ -555,11 +565,12 @@ func replayModels(logs []string, override string) (_ agent.Models, provider, mod
 		if i == 0 {
 			ov = override
 		}
-		script, err := replay.LoadWithWants(d.Header, d.Events, ov)
+		script, wants, err := replay.LoadWithWants(d.Header, d.Events, ov)
 		if err != nil {
 			return nil, "", "", nil, fmt.Errorf("--replay: %s: %w", path, err)
 		}
 		r.scripts = append(r.scripts, script)
+		r.wants = append(r.wants, wants)
 		r.ids = append(r.ids, d.Header.ID)
 		if i == 0 {
 			if p, m, ok := recordedConfig(d.Events); ok {

@@ -12,7 +12,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 	env := IO{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	o, err := parse([]string{"--state-dir", "/s/sessions", "--inline-bytes", "800", "--instruction-root-markers", ".git,.hg",
 		"--no-instructions", "--no-read-guard", "--no-repeat-reminders", "--glob-max-results", "4", "--glob-sample", "--glob-no-spill",
-		"--mode", "read-only", "--approval", "never", "--max-tokens", "99", "--context-window", "1000", "--no-skills", "--network", "off"}, env)
+		"--mode", "read-only", "--approval", "never", "--max-tokens", "99", "--max-response-bytes", "4096", "--context-window", "1000", "--no-skills", "--network", "off"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +32,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 		{"--mode", c.Mode == "read-only"},
 		{"--approval", c.Approval == "never"},
 		{"--max-tokens", c.MaxTokens == 99},
+		{"--max-response-bytes", c.MaxResponseBytes == 4096},
 		{"--context-window", c.ContextWindow == 1000},
 		{"spill dir beside the state dir", c.SpillDir == "/s/spill"},
 		{"--no-skills", c.DisableSkills},

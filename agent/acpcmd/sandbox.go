@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
@@ -99,7 +100,7 @@ func (c *confinement) Close() error { return c.sb.Close() }
 // Describe implements agent.Sandbox.
 func (c *confinement) Describe(mode sandbox.Mode) string { return c.sb.Describe(mode) }
 
-var exitLine = regexp.MustCompile(`\[exit code (\d+)\]\s*$`)
+var exitLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[exit code (\d+)\]\s*$`) })
 
 // Annotate implements agent.Sandbox: a bash result whose failure came from
 // the sandbox gets the fixed denial marker, or the unavailable marker, in
@@ -108,7 +109,7 @@ func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result)
 	if tool != "bash" || mode == sandbox.DangerFullAccess {
 		return res
 	}
-	m := exitLine.FindStringSubmatch(res.Text)
+	m := exitLine().FindStringSubmatch(res.Text)
 	if m == nil {
 		return res
 	}

@@ -437,7 +437,10 @@ func TestAttackSubagentCannotWidenItsScope(t *testing.T) {
 		maps.Copy(res, results(t, c.Events))
 	}
 	for _, id := range []string{"c2", "c3"} {
-		if !strings.Contains(res[id], "the approval policy of this session is never") {
+		// Refused either by the child's own policy (never) or by the cap of
+		// its ancestors' current mode, which is checked first; both refuse
+		// without asking and run nothing.
+		if r := res[id]; !strings.Contains(r, "rejected without asking") || !strings.Contains(r, "Nothing was executed") {
 			t.Errorf("the child's escalation %s: %q", id, res[id])
 		}
 	}

@@ -49,20 +49,58 @@ var ErrStreamFailure = errors.New("llm: failure reported by the stream")
 // The zero value is ready to use. An Assembler is not safe for concurrent
 // use.
 type Assembler struct {
-	blocks  []*asmBlock
-	byIndex map[int]*asmBlock
-	usage   *Usage
-	finish  *FinishReason
-	err     error
+	blocks    []*asmBlock
+	byIndex   map[int]*asmBlock
+	usage     *Usage
+	finish    *FinishReason
+	err       error
+	skipDelta bool
 }
 
 // asmBlock is one block being assembled.
 type asmBlock struct {
 	typ      string // from block-start, or after the first delta's type
 	text     strings.Builder
+	textLen  int // bytes of text the deltas carried (kept or not)
 	id, name string
 	args     strings.Builder
 	end      *Block // the last block-end's block, copied
+}
+
+// SkipDeltaText makes a fresh Assembler not keep the text and arguments
+// the deltas carry, for a caller that keeps the chunks anyway and would
+// otherwise hold a long answer twice (the stream's block-end repeats it).
+// Everything else is assembled as before, and [Assembler.Add] returns the
+// same deltas. The blocks, parts, text and tool calls are then right when
+// [Assembler.Whole] reports true; otherwise the caller assembles the
+// chunks again with an Assembler that keeps the text.
+func (a *Assembler) SkipDeltaText() { a.skipDelta = true }
+
+// Whole reports whether every block was closed by a block-end of a known
+// type, or of another type kept raw, so that no block's finished form
+// depends on the text of its deltas.
+func (a *Assembler) Whole() bool {
+	for _, b := range a.blocks {
+		e := b.end
+		if e == nil {
+			return false
+		}
+		switch e.Type {
+		case BlockText, BlockReasoning:
+			if b.typ == BlockToolCall {
+				return false // its tool call is built from its arguments
+			}
+		case BlockToolCall:
+		default:
+			if e.Raw == nil {
+				return false
+			}
+			if b.typ == BlockToolCall {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Delta is what one chunk adds to what a user interface shows as the
@@ -102,7 +140,10 @@ func (a *Assembler) Add(c Chunk) (Delta, error) {
 			typ = BlockReasoning
 		}
 		b := a.at(c.Index, typ)
-		b.text.WriteString(c.Text)
+		b.textLen += len(c.Text)
+		if !a.skipDelta {
+			b.text.WriteString(c.Text)
+		}
 		return Delta{Type: typ, Index: c.Index, Text: c.Text}, nil
 	case ChunkToolCallDelta:
 		b := a.at(c.Index, BlockToolCall)
@@ -112,13 +153,24 @@ func (a *Assembler) Add(c Chunk) (Delta, error) {
 		if c.Name != "" {
 			b.name = c.Name
 		}
-		b.args.WriteString(c.ArgumentsDelta)
+		if !a.skipDelta {
+			b.args.WriteString(c.ArgumentsDelta)
+		}
 	case ChunkBlockEnd:
 		if b := a.byIndex[c.Index]; b != nil && c.Block != nil {
 			end := *c.Block
 			end.Raw = bytes.Clone(c.Block.Raw)
-			streamed := b.text.Len() > 0 || b.end != nil
+			streamed := b.textLen > 0 || b.end != nil
 			b.end = &end
+			// What the deltas built is not read again once a block-end of
+			// a known type stands for the block: let it go (a long answer
+			// is otherwise held twice, here and in the block-end).
+			switch end.Type {
+			case BlockText, BlockReasoning:
+				b.text = strings.Builder{}
+			case BlockToolCall:
+				b.text, b.args = strings.Builder{}, strings.Builder{}
+			}
 			// A text block that arrives whole, with no delta before its
 			// end, is shown as it ends (the reference shows it too).
 			if !streamed && end.Text != "" && end.Type == b.typ && (b.typ == BlockText || b.typ == BlockReasoning) {

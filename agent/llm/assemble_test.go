@@ -585,6 +585,41 @@ func compareWithRef(t *testing.T, chunks []Chunk) {
 	if !json.Valid(a.Content()) {
 		t.Errorf("content is not valid JSON: %s", a.Content())
 	}
+	compareSkipping(t, chunks, &a, deltas)
+}
+
+// compareSkipping checks an Assembler that skips the deltas' text against
+// full, which kept it, on the same chunks: the same deltas from Add, and,
+// when it reports itself whole, the same content, text and tool calls.
+func compareSkipping(t *testing.T, chunks []Chunk, full *Assembler, fullDeltas []Delta) {
+	t.Helper()
+	var s Assembler
+	s.SkipDeltaText()
+	var deltas []Delta
+	for _, c := range chunks {
+		d, err := s.Add(c)
+		if err != nil {
+			break
+		}
+		if d.Type != "" {
+			deltas = append(deltas, d)
+		}
+	}
+	if !reflect.DeepEqual(deltas, fullDeltas) {
+		t.Errorf("skipping delta text: deltas\n got %+v\nwant %+v", deltas, fullDeltas)
+	}
+	if !s.Whole() {
+		return
+	}
+	if got, want := string(s.Content()), string(full.Content()); got != want {
+		t.Errorf("skipping delta text (whole): content\n got %s\nwant %s", got, want)
+	}
+	if got, want := s.Text(), full.Text(); got != want {
+		t.Errorf("skipping delta text (whole): text %q, want %q", got, want)
+	}
+	if got, want := s.ToolCalls(), full.ToolCalls(); !reflect.DeepEqual(got, want) {
+		t.Errorf("skipping delta text (whole): tool calls\n got %+v\nwant %+v", got, want)
+	}
 }
 
 // FuzzAssembler checks the Assembler against the agent loop's former

@@ -36,10 +36,22 @@ type Request struct {
 	// before this call ("" when it inherited the header in force). It is
 	// not sent; a replayed model compares it with the recording's.
 	HeaderReason string `json:"-"`
+	// Turn and Step locate a step's call in the session log (0 for a call
+	// that is not a step's: a title). They are not sent; a replayed model
+	// finds the recorded request of the call by them.
+	Turn, Step int `json:"-"`
+	// Memo, when set, keeps the provider's work on Messages for the next
+	// request of the same conversation (see [Memo]); it never changes
+	// what is sent.
+	Memo *Memo `json:"-"`
 }
 
 // PurposeTitle marks the model call that titles a session.
 const PurposeTitle = "session-title"
+
+// PurposeCompaction marks the model call that summarizes the history for a
+// compaction (Turn and Step name the step that compacts).
+const PurposeCompaction = "compaction-summary"
 
 // Provider opens model streams.
 //
@@ -96,6 +108,19 @@ type Provider interface {
 type Stream interface {
 	Next() (Chunk, error)
 	Close() error
+}
+
+// BlockFiller is implemented by a [Stream] that can leave the text of its
+// blocks to a consumer that keeps the deltas anyway (the agent loop logs
+// every one), so that a long answer is not accumulated twice. After
+// FillBlocks, called before the first Next, the stream does not accumulate
+// its blocks: a block-end it would have built from a block's deltas gets
+// its text (a text or reasoning block) or arguments (a tool-call block)
+// from fill, called with the block's index from within Next, which must
+// return the concatenation, in order, of the text or arguments of every
+// delta at that index the stream has returned.
+type BlockFiller interface {
+	FillBlocks(fill func(index int) string)
 }
 
 // Collect reads s to the end and closes it. It returns the chunks received

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Transport names how reel reaches an MCP server.
@@ -105,6 +107,13 @@ type Options struct {
 	// call's tools.Env sets no MaxInlineBytes; 0 means
 	// tools.DefaultMaxInlineBytes.
 	MaxResultBytes int
+	// Transport, when not nil, reaches every server instead of its
+	// configured transport: no process is started and no URL is
+	// dialled, and everything else (the configuration check, initialize,
+	// the tool listing, naming, calls, rendering) is as for a live server.
+	// A replay serves its recorded servers this way (package mcpreplay).
+	// A server whose transport fails to connect fails at StageStart.
+	Transport func(cfg ServerConfig) sdk.Transport
 }
 
 // Defaults and bounds.

@@ -187,17 +187,19 @@ func connectOne(ctx context.Context, cfg ServerConfig, opts *Options, log *slog.
 	}
 	var inner sdk.Transport
 	var stdio *stdioTransport
-	switch cfg.Transport {
-	case TransportStdio:
+	switch {
+	case opts.Transport != nil:
+		inner = opts.Transport(cfg)
+	case cfg.Transport == TransportStdio:
 		stdio = &stdioTransport{cfg: &srv.cfg, opts: opts, log: log}
 		inner = stdio
-	case TransportHTTP:
+	case cfg.Transport == TransportHTTP:
 		// No standalone GET stream: the tool list is fixed per session,
 		// so reel has no use for server-initiated notifications, and
 		// what a server asks during a call (roots) comes on that
 		// call's response stream.
 		inner = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(opts, &cfg), DisableStandaloneSSE: true}
-	case TransportSSE:
+	case cfg.Transport == TransportSSE:
 		inner = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(opts, &cfg)}
 	}
 	tr := &lifeTransport{inner: inner, life: life, end: end}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -771,5 +772,43 @@ func TestNetwork(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestConfinedHoldsNoCapability: a confined command holds no capability in
+// any set — effective, permitted, inheritable, bounding or ambient — even
+// when reel runs as root, so nothing it executes (a setuid or file-capability
+// binary included) can gain one. The control is danger-full-access run as
+// root, which keeps them: the check can see a capability when there is one.
+func TestConfinedHoldsNoCapability(t *testing.T) {
+	requireLandlock(t)
+	const script = `grep '^Cap' /proc/self/status`
+	for _, mode := range allModes() {
+		t.Run(string(mode), func(t *testing.T) {
+			f := newFixture(t)
+			res := run(t, f.command(t, mode, script))
+			if res.code != 0 {
+				t.Fatalf("exit %d, stderr %q", res.code, res.stderr)
+			}
+			sets := strings.Split(strings.TrimSpace(res.stdout), "\n")
+			if len(sets) != 5 {
+				t.Fatalf("capability sets %q; want CapInh, CapPrm, CapEff, CapBnd and CapAmb", res.stdout)
+			}
+			held := []string{}
+			for _, line := range sets {
+				name, hex, _ := strings.Cut(line, ":")
+				if strings.Trim(strings.TrimSpace(hex), "0") != "" {
+					held = append(held, name)
+				}
+			}
+			switch {
+			case mode == DangerFullAccess && os.Geteuid() == 0:
+				if !slices.Contains(held, "CapBnd") || !slices.Contains(held, "CapEff") {
+					t.Fatalf("control: unconfined command run as root holds %v; want CapBnd and CapEff (the test tests nothing)", held)
+				}
+			case mode != DangerFullAccess && len(held) > 0:
+				t.Errorf("ESCAPE: the confined command holds capabilities in %v:\n%s", held, res.stdout)
+			}
+		})
 	}
 }

@@ -24,7 +24,9 @@ import (
 // could not be set up; the program has not run then.
 func supervise(abi int, a execArgs, path string, env []string) error {
 	// The program's parent-death signal follows the thread that forked
-	// it: keep that thread for the whole life of the process.
+	// it, and it inherits that thread's bounding set (dropCapabilities
+	// empties this thread's): keep that thread for the whole life of the
+	// process.
 	runtime.LockOSThread()
 	// Nothing inherited but 0, 1 and 2 reaches the program; in particular
 	// not the liveness pipe, whose holders would otherwise keep it open.

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/reel-agent/reel/agent/tools"
@@ -136,10 +137,10 @@ type root struct {
 }
 
 // skillName is the grammar of skill names.
-var skillName = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
+var skillName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`) })
 
 // ValidName reports whether name is a kebab-case skill name.
-func ValidName(name string) bool { return skillName.MatchString(name) }
+func ValidName(name string) bool { return skillName().MatchString(name) }
 
 // projectRoot is the nearest directory from cwd up holding ".git", else
 // cwd.

@@ -835,7 +835,7 @@ func gfmCell(ctx converter.Context, content []byte, i int) string {
 	s = strings.ReplaceAll(s, string(marker.MarkerEscaping)+"|", "|")
 	s = string(ctx.UnEscapeContent([]byte(s)))
 	s = strings.ReplaceAll(strings.ReplaceAll(s, "\n\r", "<br>"), "\n", "<br>")
-	s = pipeRun.ReplaceAllString(s, `\|`)
+	s = pipeRun().ReplaceAllString(s, `\|`)
 	if n := utf8.RuneCountInString(s); n < 3 {
 		s += strings.Repeat(" ", 3-n)
 	}
@@ -846,7 +846,7 @@ func gfmCell(ctx converter.Context, content []byte, i int) string {
 }
 
 // pipeRun is a run of pipes in a table cell, escaped as one.
-var pipeRun = regexp.MustCompile(`\|+`)
+var pipeRun = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\|+`) })
 
 // gfmBorder is the separator of a heading cell's column.
 func gfmBorder(cell *html.Node) string {

@@ -60,3 +60,55 @@ func TestReadmeLiveSession(t *testing.T) {
 		}
 	}
 }
+
+// readmeBlock returns the ```sh block between the README's markers
+// "<!-- NAME:begin" and "<!-- NAME:end -->".
+func readmeBlock(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	begin := strings.Index(s, "<!-- "+name+":begin")
+	end := strings.Index(s, "<!-- "+name+":end -->")
+	if begin < 0 || end < begin {
+		t.Fatalf("README.md has no %s block between its markers", name)
+	}
+	block := s[begin:end]
+	open := strings.Index(block, "```sh\n")
+	closing := strings.LastIndex(block, "```")
+	if open < 0 || closing <= open {
+		t.Fatalf("the README's %s block has no ```sh fence", name)
+	}
+	return block[open+len("```sh\n") : closing]
+}
+
+// TestReadmeReplayExample runs the README's `reel acp --replay` example from
+// the module root (its `go run ./cmd/reel` replaced by the built binary) and
+// checks the replayed answer arrived: the example must keep working as
+// replay grows stricter (it matches every request reel sends).
+func TestReadmeReplayExample(t *testing.T) {
+	script := readmeBlock(t, "replay-example")
+	if !strings.Contains(script, "go run ./cmd/reel") {
+		t.Fatal("the README's replay example no longer runs `go run ./cmd/reel`; update this test")
+	}
+	script = strings.ReplaceAll(script, "go run ./cmd/reel", reelBin)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // detects a hang only
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-e", "-o", "pipefail", "-c", script)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir(), "LANG=C"}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README block failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"content":{"text":"ONE","type":"text"}`, `"id":3,"result":{"stopReason":"end_turn"}`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the README replay example's output lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "request mismatch") || strings.Contains(string(out), "not compared") {
+		t.Errorf("the README replay example's requests were not all matched:\n%s", out)
+	}
+}

@@ -26,7 +26,9 @@ func TestChildLogsSelf(t *testing.T) {
 				t.Fatalf("%s has %d log(s), want a parent and children", name, len(s.Logs))
 			}
 			r := Compare(s, s, Options{})
-			if r.Verdict() != Equivalent {
+			// The recording's wire as the side under test cannot show its
+			// session updates (its transport sends none).
+			if r.Verdict() != Partial || len(r.Unchecked) != 1 || !strings.Contains(r.Unchecked[0], automationOnlyNote) {
 				t.Errorf("a recording is not equivalent to itself:\n%s", r)
 			}
 		})

@@ -670,4 +670,5 @@ func compareWire(r *Report, want, got *Side, wf, gf []*facts) {
 			add("permission requests", fmt.Sprintf("request %d (%s line %d, %s line %d)", i+1, r.Want, wp[i].Line, r.Got, gp[i].Line), "%s", vs(a, b))
 		}
 	}
+	compareUpdates(r, want, got, ww, gw)
 }

@@ -231,6 +231,7 @@ func TestEnvironmentLines(t *testing.T) {
 	got := clone(want)
 	edit(t, want, "tool/result", 0, setResultText("[stderr]\n"+notice+"\n"))
 	edit(t, got, "tool/result", 0, setResultText("(no output)"))
+	setWireResult(t, got, "(no output)")
 	if r := Compare(want, got, Options{}); r.Verdict() != Different {
 		t.Errorf("without the option the notice is content: %s\n%s", r.Verdict(), r)
 	}
@@ -252,6 +253,7 @@ func TestPathsNormalized(t *testing.T) {
 	got.Temp = []string{"/tmp/run-7"}
 	edit(t, want, "tool/result", 0, setResultText("{{cwd}}/a\n{{tmp}}/spill\n"))
 	edit(t, got, "tool/result", 0, setResultText("/tmp/run-7/cwd/a\n/tmp/run-7/spill\n"))
+	setWireResult(t, got, "/tmp/run-7/cwd/a\n/tmp/run-7/spill\n")
 	if r := Compare(want, got, Options{}); r.Verdict() != Equivalent {
 		t.Errorf("%s\n%s", r.Verdict(), r)
 	}

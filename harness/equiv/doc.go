@@ -33,7 +33,15 @@
 //   - the wire: the same answers to the client's requests (stop reasons,
 //     JSON-RPC error codes), the same agent_message_chunk text before
 //     each, the same permission requests (count, order, tool, offered
-//     option kinds), and nothing on stdout that is not a frame.
+//     option kinds), and nothing on stdout that is not a frame;
+//   - the wire's session updates: every session/update kind by its rule in
+//     UpdateRules — tool calls (id, rawInput, location, title and kind by
+//     presence), each call's status sequence, final content and diff,
+//     plans, thoughts, mode and config-option updates, titles, commands
+//     and usage — most against the recording's log, since the reference's
+//     automation-only transport sends none of them. In-progress output
+//     updates are left out by the streamed-output rule (timing); a kind
+//     no rule knows is unchecked.
 //
 // Logs are paired by index; a child (subagent) session's log — its header
 // names a parentSession — is named "child K" in differences, and its
@@ -48,5 +56,6 @@
 // knows, a tool without a rule — is listed in Report.Unchecked, and the
 // verdict is then Partial, never Equivalent.
 //
-// MarkdownTables renders both tables for docs/scenarios.md.
+// MarkdownTables renders both tables for docs/scenarios.md, and
+// UpdateRulesMarkdown the session update rules.
 package equiv

@@ -3,7 +3,6 @@ package equiv
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -22,8 +21,8 @@ func imageFact(p sessionlog.Part) (string, bool) {
 }
 
 var (
-	imageEnvelope = regexp.MustCompile(`^<path>(.*)</path>\n<type>image</type>\n<content>\n(.*)\n</content>`)
-	imageFactRe   = regexp.MustCompile(`\[image sha256:[0-9a-f]{64} [^\]]*\]`)
+	imageEnvelope = lazyRegexp(`^<path>(.*)</path>\n<type>image</type>\n<content>\n(.*)\n</content>`)
+	imageFactRe   = lazyRegexp(`\[image sha256:[0-9a-f]{64} [^\]]*\]`)
 )
 
 // readImageEssence reduces a read_image result (its envelope, then the
@@ -31,8 +30,8 @@ var (
 // the attachment. A result without an image part is in no known
 // presentation: an image read that enters no image differs.
 func readImageEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := imageEnvelope.FindStringSubmatch(text)
-	imgs := imageFactRe.FindAllString(text, -1)
+	m := imageEnvelope().FindStringSubmatch(text)
+	imgs := imageFactRe().FindAllString(text, -1)
 	if m == nil || len(imgs) == 0 {
 		return Essence{}, false
 	}

@@ -26,6 +26,13 @@ type Side struct {
 	Logs []*Log
 	// Wire is the agent's stdout, one frame per line.
 	Wire []byte
+	// AutomationOnly marks a Wire the reference's automation-only
+	// transport recorded (a corpus scenario's stdout.expected.jsonl): it
+	// carries answers and agent_message_chunk frames but no tool-call,
+	// thought, plan, title, command or usage updates. As the side under
+	// test such a wire's session updates are reported unchecked (see
+	// UpdateRules).
+	AutomationOnly bool
 	// Temp are literal directories (the run's temp root) that stand for
 	// {{tmp}} in tool output; each log's header cwd stands for {{cwd}}.
 	Temp []string
@@ -70,7 +77,11 @@ func DecodeLog(name string, raw []byte) (*Log, error) {
 // Wire files a folder may hold, in the order LoadDir looks for them: the
 // corpus's recorded transcript, and the transcript `reel snapshot --corpus
 // --keep` writes.
-var wireFiles = []string{"stdout.expected.jsonl", "stdout.jsonl"}
+var wireFiles = []string{automationWire, "stdout.jsonl"}
+
+// automationWire is the corpus's recorded transcript, written by the
+// reference's automation-only transport.
+const automationWire = "stdout.expected.jsonl"
 
 // LoadDir loads a scenario folder as a Side: session.jsonl, then
 // session.1.jsonl, session.2.jsonl, … (as far as they go without a gap),
@@ -105,7 +116,7 @@ func LoadDir(dir string) (*Side, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.Wire = b
+		s.Wire, s.AutomationOnly = b, name == automationWire
 		break
 	}
 	return s, nil

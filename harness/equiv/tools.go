@@ -43,6 +43,10 @@ type Essence struct {
 	// order them differently (a glob listing, grep matches, interleaved
 	// stdout and stderr).
 	Unordered bool
+	// Inline is, for a spilled bash result, how many bytes the model is
+	// shown: the result's whole text less the spill path its notice names
+	// (0: not spilled). Two are equal within spillSlack bytes.
+	Inline int
 }
 
 // ToolRules is the per-tool normalization table: for each tool, what of a
@@ -59,12 +63,14 @@ var ToolRules = []ToolRule{
 		essence: readEssence,
 	},
 	{
-		Tool:     "bash",
-		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and the whole result's size (shown + omitted bytes), and the output lines",
+		Tool: "bash",
+		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and the whole result's size (shown + omitted bytes), and the output lines; " +
+			"a spilled result by that size, how much of it is shown inline (the result's text less the spill path it names, within " + strconv.Itoa(spillSlack) + " bytes: " +
+			"both fill the inline cap, and each system's spill path has its own length) and the first and last " + strconv.Itoa(spillEdge) + " bytes shown",
 		Normalized: "`[exit code: N]` against `[exit code N]`, `[killed by signal: SIGX]` against `[killed by signal N (description)]` (N mapped to its Linux name), `[timed out after Nms]` against `[timed out after N ms]`; " +
 			"the reference's trailing `[sandbox: file access denied under M mode]` against reel's leading `[sandbox denied: mode M]` line; " +
 			"`(no output)` is no lines; the reference prints stderr after stdout under a `[stderr]` line while reel interleaves the two streams, " +
-			"so output with a stderr part is compared as a multiset of lines; the spill file's path; trailing newlines",
+			"so output with a stderr part is compared as a multiset of lines; the spill file's path (its length within the slack above); trailing newlines",
 		essence: bashEssence,
 	},
 	{
@@ -187,15 +193,15 @@ func relPath(p string) string {
 const maxLineRunes = 2000
 
 var (
-	refLineCut  = regexp.MustCompile(`\.\.\. \(line truncated to \d+ chars\)$`)
-	reelLineCut = regexp.MustCompile(`… \[line cut: \d+ characters\]$`)
+	refLineCut  = lazyRegexp(`\.\.\. \(line truncated to \d+ chars\)$`)
+	reelLineCut = lazyRegexp(`… \[line cut: \d+ characters\]$`)
 )
 
 // lineText normalizes one shown line: the cut markers removed, at most
 // maxLineRunes characters.
 func lineText(s string) string {
-	s = refLineCut.ReplaceAllString(s, "")
-	s = reelLineCut.ReplaceAllString(s, "")
+	s = refLineCut().ReplaceAllString(s, "")
+	s = reelLineCut().ReplaceAllString(s, "")
 	if utf8.RuneCountInString(s) > maxLineRunes {
 		s = string([]rune(s)[:maxLineRunes])
 	}
@@ -203,9 +209,9 @@ func lineText(s string) string {
 }
 
 var (
-	refReadRow  = regexp.MustCompile(`^(\d+): ?(.*)$`)
-	reelReadRow = regexp.MustCompile(`^ *(\d+)\t(.*)$`)
-	reelEmpty   = regexp.MustCompile(`^\(.* is empty\)$`)
+	refReadRow  = lazyRegexp(`^(\d+): ?(.*)$`)
+	reelReadRow = lazyRegexp(`^ *(\d+)\t(.*)$`)
+	reelEmpty   = lazyRegexp(`^\(.* is empty\)$`)
 )
 
 // readEssence reduces a read result to its numbered lines.
@@ -218,7 +224,7 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 		body = strings.TrimSuffix(strings.TrimRight(body, "\n"), "</content>")
 		var e Essence
 		for _, line := range strings.Split(body, "\n") {
-			m := refReadRow.FindStringSubmatch(line)
+			m := refReadRow().FindStringSubmatch(line)
 			if m == nil {
 				break
 			}
@@ -226,12 +232,12 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 		}
 		return e, true
 	}
-	if reelEmpty.MatchString(strings.TrimSpace(text)) {
+	if reelEmpty().MatchString(strings.TrimSpace(text)) {
 		return Essence{}, true
 	}
 	var e Essence
 	for _, line := range strings.Split(text, "\n") {
-		m := reelReadRow.FindStringSubmatch(line)
+		m := reelReadRow().FindStringSubmatch(line)
 		if m == nil {
 			break
 		}
@@ -244,10 +250,10 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	spillNotice = regexp.MustCompile(`(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`)
-	streamCut   = regexp.MustCompile(`\n\[output truncated; full output: [^\]\n]*\]`)
+	spillNotice = lazyRegexp(`(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`)
+	streamCut   = lazyRegexp(`\n\[output truncated; full output: [^\]\n]*\]`)
 	// bashMarker matches one trailing status line of either system.
-	bashMarker = regexp.MustCompile(`^(?:` +
+	bashMarker = lazyRegexp(`^(?:` +
 		`\[exit code:? (\d+)\]` + // 1: exit code
 		`|\[killed by signal (\d+) \([^)\]]*\)\]` + // 2: signal number (reel)
 		`|\[killed by signal: ([A-Za-z0-9]+)\]` + // 3: signal name (reference)
@@ -256,7 +262,7 @@ var (
 		`|\[sandbox: escalation available[^\]]*\]` +
 		`|\[cancelled\])$`)
 	// reelDenial is reel's denial marker, which starts the result.
-	reelDenial = regexp.MustCompile(`^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`)
+	reelDenial = lazyRegexp(`^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`)
 )
 
 // bashEssence reduces a bash result to its status and output lines.
@@ -266,26 +272,27 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	var e Essence
 	exit, signal, denied, timeout := "0", "", "", false
-	if m := reelDenial.FindStringSubmatch(text); m != nil {
+	if m := reelDenial().FindStringSubmatch(text); m != nil {
 		denied = m[1]
 		text = text[len(m[0]):]
 	}
 	spilled := ""
-	if m := spillNotice.FindStringSubmatchIndex(text); m != nil {
+	if m := spillNotice().FindStringSubmatchIndex(text); m != nil {
 		// What fits beside the notice depends on the notice's length (the
 		// spill path), so the two systems show and omit different byte
 		// counts of the same result: its whole size is the fact.
 		omitted, _ := strconv.Atoi(text[m[2]:m[3]])
+		e.Inline = len(text) - len(spillPath(text[m[0]:]))
 		text = text[:m[0]]
 		spilled = strconv.Itoa(len(text) + omitted)
 	}
-	truncated := streamCut.MatchString(text)
-	text = streamCut.ReplaceAllString(text, "")
+	truncated := streamCut().MatchString(text)
+	text = streamCut().ReplaceAllString(text, "")
 	// Status lines come last, each on its own line.
 	for {
 		i := strings.LastIndexByte(text, '\n')
 		last := text[i+1:]
-		m := bashMarker.FindStringSubmatch(last)
+		m := bashMarker().FindStringSubmatch(last)
 		if m == nil {
 			break
 		}
@@ -349,6 +356,31 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 	return e, true
 }
 
+// spillSlack is how far apart two spilled results' inline sizes may be
+// and still be equal. Both systems fill the inline cap with the head, the
+// tail and the notice, and the notice names the spill file, whose path
+// has a length of its own in each system and run (the reference's
+// /tmp/dsh-acp-snap-…/session-…/…-bash.txt, reel's
+// <state>/reel/spill/<session>/bash-N.txt; a normalized log shows
+// {{tmp}}), so the size less the path still differs by the two paths'
+// lengths. Showing twice as much, or half, differs by far more under the
+// smallest cap the corpus uses (800 bytes).
+const spillSlack = 100
+
+// spillStoredAt finds the spill path in a notice: "stored at: PATH. Use …"
+// (reel and the reference alike; reel's "only its first N bytes are
+// stored at: PATH. …" too).
+var spillStoredAt = lazyRegexp(`stored at: (.*?)\. [A-Z]`)
+
+// spillPath is the spill path a notice names, or "" when it names none
+// (the result was not stored).
+func spillPath(notice string) string {
+	if m := spillStoredAt().FindStringSubmatch(notice); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // spillEdge is how much of a spilled result's head and of its tail are
 // compared: less than either system shows beside its notice under an
 // 800-byte cap (the smallest the corpus uses).
@@ -404,9 +436,9 @@ func cutLine(s, line string) (before, after string, ok bool) {
 }
 
 var (
-	showing   = regexp.MustCompile(`\(Showing (\d+) of (\d+) `)
-	globStop  = regexp.MustCompile(`\(glob stopped `)
-	reelNoHit = regexp.MustCompile(`^No files match `)
+	showing   = lazyRegexp(`\(Showing (\d+) of (\d+) `)
+	globStop  = lazyRegexp(`\(glob stopped `)
+	reelNoHit = lazyRegexp(`^No files match `)
 )
 
 // globEssence reduces a glob result to its set of paths.
@@ -414,17 +446,17 @@ func globEssence(text string, _ json.RawMessage) (Essence, bool) {
 	e := Essence{Unordered: true}
 	list, notes, _ := strings.Cut(text, "\n\n(")
 	notes = "(" + notes
-	if m := showing.FindStringSubmatch(notes); m != nil {
+	if m := showing().FindStringSubmatch(notes); m != nil {
 		e.Facts = append(e.Facts, "total "+m[2])
 	}
-	if globStop.MatchString(notes) {
+	if globStop().MatchString(notes) {
 		e.Facts = append(e.Facts, "search stopped early")
 	}
 	list = strings.TrimSpace(list)
 	switch {
 	case list == "":
 		return Essence{}, false
-	case list == "No files found", reelNoHit.MatchString(list):
+	case list == "No files found", reelNoHit().MatchString(list):
 		return e, true
 	}
 	for _, p := range strings.Split(list, "\n") {
@@ -435,10 +467,10 @@ func globEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	refGrepHead = regexp.MustCompile(`^Found (?:(\d+) of )?(\d+) match(?:es)?$`)
-	refGrepRow  = regexp.MustCompile(`^Line (\d+): ?(.*)$`)
-	reelGrepRow = regexp.MustCompile(`^(.+?):(\d+):(.*)$`)
-	reelGrepCnt = regexp.MustCompile(`^(.+):(\d+)$`)
+	refGrepHead = lazyRegexp(`^Found (?:(\d+) of )?(\d+) match(?:es)?$`)
+	refGrepRow  = lazyRegexp(`^Line (\d+): ?(.*)$`)
+	reelGrepRow = lazyRegexp(`^(.+?):(\d+):(.*)$`)
+	reelGrepCnt = lazyRegexp(`^(.+):(\d+)$`)
 )
 
 // grepEssence reduces a grep result to its set of matches.
@@ -448,7 +480,7 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return e, true
 	}
 	head, rest, _ := strings.Cut(text, "\n\n")
-	if refGrepHead.MatchString(head) {
+	if refGrepHead().MatchString(head) {
 		// Reference: sections "path\nLine N: text…" separated by blank
 		// lines, then an optional "(…)" footer.
 		for _, sec := range strings.Split(rest, "\n\n") {
@@ -458,7 +490,7 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 			lines := strings.Split(sec, "\n")
 			path := relPath(lines[0])
 			for _, l := range lines[1:] {
-				m := refGrepRow.FindStringSubmatch(l)
+				m := refGrepRow().FindStringSubmatch(l)
 				if m == nil {
 					return Essence{}, false
 				}
@@ -474,9 +506,9 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return Essence{}, false
 	}
 	for _, l := range strings.Split(list, "\n") {
-		if m := reelGrepRow.FindStringSubmatch(l); m != nil {
+		if m := reelGrepRow().FindStringSubmatch(l); m != nil {
 			e.Items = append(e.Items, relPath(m[1])+":"+m[2]+":"+lineText(m[3]))
-		} else if m := reelGrepCnt.FindStringSubmatch(l); m != nil {
+		} else if m := reelGrepCnt().FindStringSubmatch(l); m != nil {
 			e.Items = append(e.Items, relPath(m[1])+": "+m[2]+" matches")
 		} else {
 			e.Items = append(e.Items, relPath(l))
@@ -487,17 +519,17 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	envelopePath = regexp.MustCompile(`^<path>([^\n]*)</path>\n`)
-	reelWrote    = regexp.MustCompile(`^Wrote \d+ bytes to (.+?)( \(new file\))?$`)
-	refEdited    = regexp.MustCompile(`^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`)
-	reelEdited   = regexp.MustCompile(`^Edited (.+): replaced \d+ occurrences?$`)
-	todoCounts   = regexp.MustCompile(`^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`)
+	envelopePath = lazyRegexp(`^<path>([^\n]*)</path>\n`)
+	reelWrote    = lazyRegexp(`^Wrote \d+ bytes to (.+?)( \(new file\))?$`)
+	refEdited    = lazyRegexp(`^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`)
+	reelEdited   = lazyRegexp(`^Edited (.+): replaced \d+ occurrences?$`)
+	todoCounts   = lazyRegexp(`^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`)
 )
 
 // writeEssence reduces a write result to its path and kind.
 func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 	text = strings.TrimSpace(text)
-	if m := envelopePath.FindStringSubmatch(text); m != nil {
+	if m := envelopePath().FindStringSubmatch(text); m != nil {
 		switch {
 		case strings.Contains(text, "\n<content>\nCreated file\n</content>"):
 			return Essence{Facts: []string{"path " + relPath(m[1]), "created"}}, true
@@ -506,7 +538,7 @@ func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 		}
 		return Essence{}, false
 	}
-	if m := reelWrote.FindStringSubmatch(text); m != nil {
+	if m := reelWrote().FindStringSubmatch(text); m != nil {
 		kind := "replaced"
 		if m[2] != "" {
 			kind = "created"
@@ -519,7 +551,7 @@ func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 // editEssence reduces an edit result to its path.
 func editEssence(text string, _ json.RawMessage) (Essence, bool) {
 	text = strings.TrimSpace(text)
-	for _, re := range []*regexp.Regexp{refEdited, reelEdited} {
+	for _, re := range []*regexp.Regexp{refEdited(), reelEdited()} {
 		if m := re.FindStringSubmatch(text); m != nil {
 			return Essence{Facts: []string{"path " + relPath(m[1]), "edited"}}, true
 		}
@@ -529,7 +561,7 @@ func editEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // todoEssence reduces a todo_write result to its counts.
 func todoEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := todoCounts.FindStringSubmatch(strings.TrimSpace(text))
+	m := todoCounts().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return Essence{}, false
 	}
@@ -538,7 +570,7 @@ func todoEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // equal reports whether two essences agree.
 func (e Essence) equal(o Essence) bool {
-	if !slices.Equal(e.Facts, o.Facts) {
+	if !slices.Equal(e.Facts, o.Facts) || !inlineEqual(e.Inline, o.Inline) {
 		return false
 	}
 	if e.Unordered || o.Unordered {
@@ -550,12 +582,32 @@ func (e Essence) equal(o Essence) bool {
 	return slices.Equal(e.Items, o.Items)
 }
 
+// inlineEqual says two inline sizes agree: both 0 (not spilled), or both
+// set and within spillSlack bytes.
+func inlineEqual(a, b int) bool {
+	if a == 0 || b == 0 {
+		return a == b
+	}
+	return abs(a-b) <= spillSlack
+}
+
+// abs is |n|.
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
 // String renders an essence for a message: facts, then items, one per
 // line, at most a screenful.
 func (e Essence) String() string {
 	var b strings.Builder
 	if len(e.Facts) > 0 {
 		b.WriteString("[" + strings.Join(e.Facts, "; ") + "]")
+	}
+	if e.Inline != 0 {
+		b.WriteString("[shown inline: " + strconv.Itoa(e.Inline) + " bytes besides the spill path]")
 	}
 	const most = 12
 	for i, it := range e.Items {
@@ -577,6 +629,9 @@ func firstDifference(a, b Essence) string {
 		if x, y := nth(a.Facts, i), nth(b.Facts, i); x != y {
 			return "fact " + strconv.Itoa(i+1) + ": " + x + " vs " + y
 		}
+	}
+	if !inlineEqual(a.Inline, b.Inline) {
+		return "shown inline: " + strconv.Itoa(a.Inline) + " vs " + strconv.Itoa(b.Inline) + " bytes besides the spill path (more than " + strconv.Itoa(spillSlack) + " apart)"
 	}
 	ai, bi := a.Items, b.Items
 	what := "line"
@@ -613,7 +668,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-var webFetched = regexp.MustCompile(`^Fetched (\S+) \(HTTP (\d{3})\)`)
+var webFetched = lazyRegexp(`^Fetched (\S+) \(HTTP (\d{3})\)`)
 
 // webWords splits a page's text into its words: runs of letters, digits
 // and marks, and every other character that is neither space nor one of
@@ -646,7 +701,7 @@ func webWords(s string) []string {
 // webFetchEssence reduces a web_fetch result to its URL, status and the
 // words of the page.
 func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := webFetched.FindStringSubmatch(text)
+	m := webFetched().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -655,17 +710,17 @@ func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	skillName    = regexp.MustCompile(`^<skill_content name="([^"]*)">`)
-	skillBase    = regexp.MustCompile(`(?m)^Base directory for this skill: (.*)$`)
-	skillInstrRe = regexp.MustCompile(`(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`)
+	skillName    = lazyRegexp(`^<skill_content name="([^"]*)">`)
+	skillBase    = lazyRegexp(`(?m)^Base directory for this skill: (.*)$`)
+	skillInstrRe = lazyRegexp(`(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`)
 )
 
 // skillEssence reduces a skill result to the skill's name, base directory
 // and instruction lines.
 func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
-	n := skillName.FindStringSubmatch(text)
-	b := skillBase.FindStringSubmatch(text)
-	in := skillInstrRe.FindStringSubmatch(text)
+	n := skillName().FindStringSubmatch(text)
+	b := skillBase().FindStringSubmatch(text)
+	in := skillInstrRe().FindStringSubmatch(text)
 	if n == nil || b == nil || in == nil {
 		return Essence{}, false
 	}
@@ -680,13 +735,13 @@ func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // backgroundStart is the result of a background (continuable) subagent
 // call: the reference answers as soon as the child accepted its prompt.
-var backgroundStart = regexp.MustCompile(`^started subagent (\S+)$`)
+var backgroundStart = lazyRegexp(`^started subagent (\S+)$`)
 
 // subagentEssence reduces a subagent or subagent_fork result — the
 // child's final output verbatim, no framing, possibly empty — to its
 // lines; a background start to the child it names.
 func subagentEssence(text string, _ json.RawMessage) (Essence, bool) {
-	if m := backgroundStart.FindStringSubmatch(strings.TrimSpace(text)); m != nil {
+	if m := backgroundStart().FindStringSubmatch(strings.TrimSpace(text)); m != nil {
 		return Essence{Facts: []string{"started background child " + m[1]}}, true
 	}
 	e := Essence{Facts: []string{"child's final text"}}

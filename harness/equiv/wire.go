@@ -21,6 +21,26 @@ type Wire struct {
 	Bad []int
 	// Trailing is agent text streamed after the last answer.
 	Trailing string
+	// Updates are every session/update notification, in order (the
+	// agent_message_chunk text is also gathered into Answers and
+	// Trailing).
+	Updates []Update
+	// Opened are the session ids the answers to session/new (or load,
+	// fork, resume) name, in order: answers whose result has a
+	// sessionId.
+	Opened []string
+}
+
+// Update is one session/update notification.
+type Update struct {
+	// Line is the 1-based line of the frame.
+	Line int
+	// Session is params.sessionId.
+	Session string
+	// Kind is update.sessionUpdate.
+	Kind string
+	// Raw is the update object.
+	Raw json.RawMessage
 }
 
 // Answer is one response frame.
@@ -50,12 +70,10 @@ type frame struct {
 	ID      *json.RawMessage `json:"id"`
 	Method  string           `json:"method"`
 	Params  struct {
-		Update struct {
-			SessionUpdate string          `json:"sessionUpdate"`
-			Content       json.RawMessage `json:"content"`
-		} `json:"update"`
-		ToolCall json.RawMessage `json:"toolCall"`
-		Options  json.RawMessage `json:"options"`
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+		ToolCall  json.RawMessage `json:"toolCall"`
+		Options   json.RawMessage `json:"options"`
 	} `json:"params"`
 	Result *json.RawMessage `json:"result"`
 	Error  *struct {
@@ -80,15 +98,13 @@ func ParseWire(b []byte) *Wire {
 		}
 		switch {
 		case f.Method == "session/update":
-			if f.Params.Update.SessionUpdate != "agent_message_chunk" {
-				continue
+			var u struct {
+				SessionUpdate string `json:"sessionUpdate"`
 			}
-			var c struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			}
-			if json.Unmarshal(f.Params.Update.Content, &c) == nil && c.Type == "text" {
-				text.WriteString(c.Text)
+			_ = json.Unmarshal(f.Params.Update, &u)
+			w.Updates = append(w.Updates, Update{Line: i + 1, Session: f.Params.SessionID, Kind: u.SessionUpdate, Raw: f.Params.Update})
+			if u.SessionUpdate == "agent_message_chunk" {
+				text.WriteString(chunkText(f.Params.Update))
 			}
 		case f.Method == "session/request_permission" && f.ID != nil:
 			var tc struct {
@@ -106,6 +122,9 @@ func ParseWire(b []byte) *Wire {
 			w.Permissions = append(w.Permissions, p)
 		case f.Method == "" && (f.Result != nil || f.Error != nil):
 			w.Answers = append(w.Answers, Answer{Line: i + 1, Outcome: outcome(&f), Text: text.String()})
+			if id := openedSession(&f); id != "" {
+				w.Opened = append(w.Opened, id)
+			}
 			text.Reset()
 		case f.Method == "":
 			w.Bad = append(w.Bad, i+1)
@@ -130,4 +149,16 @@ func outcome(f *frame) string {
 		return "stopReason " + *r.StopReason
 	}
 	return "result"
+}
+
+// openedSession is the sessionId a result names, "" for none.
+func openedSession(f *frame) string {
+	if f.Result == nil {
+		return ""
+	}
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	_ = json.Unmarshal(*f.Result, &r)
+	return r.SessionID
 }

@@ -1,6 +1,7 @@
 package equiv
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -72,7 +73,9 @@ func TestWireNoticeTurns(t *testing.T) {
 	answer := func(id string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"stopReason":"end_turn"}}` + "\n"
 	}
-	head := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}` + "\n"
+	head := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[]}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s"}}` + "\n"
 	// subagent-continuable-inheritance: the notice turn runs after the
 	// prompt was answered, with no request pending.
 	inheritance := head + chunk("DONE") + answer("3") + chunk("SUBAGENT_SETTLED_NOTED")
@@ -103,4 +106,27 @@ func TestWireNoticeTurns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// setWireResult rewrites the text of every final tool_call_update of a
+// side's transcript: a test that edits a tool result in the log keeps the
+// wire showing the same result.
+func setWireResult(t *testing.T, s *Side, text string) {
+	t.Helper()
+	editWire(s, func(line string) []string {
+		var f map[string]any
+		if json.Unmarshal([]byte(line), &f) != nil || f["method"] != "session/update" {
+			return []string{line}
+		}
+		u := f["params"].(map[string]any)["update"].(map[string]any)
+		if u["sessionUpdate"] != "tool_call_update" || (u["status"] != "completed" && u["status"] != "failed") {
+			return []string{line}
+		}
+		u["content"] = []any{map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": text}}}
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []string{string(b)}
+	})
 }

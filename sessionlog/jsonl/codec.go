@@ -178,40 +178,109 @@ func decodeRecord(body []byte) ([]sessionlog.Event, error) {
 // runs of at least three consecutive same-block deltas become one packed
 // row; everything else is one line per event. Each line ends in '\n'.
 func AppendRecords(b []byte, events []sessionlog.Event) []byte {
-	var (
-		runEv []sessionlog.Event
-		runD  []*delta
-	)
+	return appendRecords(b, events, nil)
+}
+
+// appendRecords is AppendRecords; with a non-nil sp it hands the output
+// to sp's writer in pieces as it grows (see spiller), so that a large batch
+// is never held encoded whole.
+func appendRecords(b []byte, events []sessionlog.Event, sp *spiller) []byte {
+	// The current run is events[start:start+n]; nothing is copied per
+	// event, so encoding a stream of a million deltas holds no more than
+	// its output.
+	start, n := 0, 0
+	var prev *delta
 	flush := func() {
-		if len(runEv) >= minRun {
-			b = appendRow(b, runEv, runD)
+		run := events[start : start+n]
+		if n >= minRun {
+			b = appendRow(b, run, sp)
 			b = append(b, '\n')
 		} else {
-			for k := range runEv {
-				b = runEv[k].AppendJSON(b)
+			for k := range run {
+				b = sp.event(b, &run[k])
 				b = append(b, '\n')
 			}
 		}
-		runEv, runD = runEv[:0], runD[:0]
+		n, prev = 0, nil
 	}
 	for i := range events {
 		e := &events[i]
 		d, ok := classify(e)
 		if !ok {
 			flush()
-			b = e.AppendJSON(b)
+			b = sp.event(b, e)
 			b = append(b, '\n')
 			continue
 		}
-		if n := len(runEv); n > 0 && !continues(runD[n-1], d, &runEv[n-1], e) {
+		if n > 0 && !continues(prev, d, &events[i-1], e) {
 			flush()
 		}
-		runEv = append(runEv, *e)
-		runD = append(runD, d)
+		if n == 0 {
+			start = i
+		}
+		n++
+		prev = d
 	}
 	flush()
 	return b
 }
+
+// spiller writes encoded records out as they are produced: once the
+// buffer holds limit bytes it is written and reused, and an event whose
+// data alone is limit bytes or more has that data written straight from
+// the event, never copied. The bytes written are exactly those
+// AppendRecords would produce. A nil *spiller keeps everything in the
+// buffer. After a failed write nothing more is written; err says why.
+type spiller struct {
+	w       io.Writer
+	limit   int
+	written int64
+	err     error
+}
+
+// spill writes b out when it has reached the limit and returns the
+// buffer to append to next.
+func (sp *spiller) spill(b []byte) []byte {
+	if sp == nil || len(b) < sp.limit {
+		return b
+	}
+	return sp.write(b)[:0]
+}
+
+// write writes p unless a write failed before.
+func (sp *spiller) write(p []byte) []byte {
+	if sp.err == nil {
+		n, err := sp.w.Write(p)
+		sp.written += int64(n)
+		sp.err = err
+	}
+	return p
+}
+
+// event appends e's canonical line body (sessionlog.Event.AppendJSON).
+func (sp *spiller) event(b []byte, e *sessionlog.Event) []byte {
+	if sp == nil || len(e.Data) < sp.limit {
+		return sp.spill(e.AppendJSON(b))
+	}
+	// {"type":…,"seq":…,"time":… then ,"data": and the data, then the
+	// members after it: the event encoded without its data, cut around
+	// the place the data goes.
+	bare := *e
+	bare.Data = nil
+	var tail sessionlog.Event
+	tail.SourceEventSeqs, tail.SurfaceOp = e.SourceEventSeqs, e.SurfaceOp
+	rest := tail.AppendJSON(nil)[len(emptyEventHead):]
+	head := bare.AppendJSON(b)
+	head = head[:len(head)-len(rest)]
+	head = append(head, `,"data":`...)
+	sp.write(head)
+	sp.write(e.Data)
+	return append(b[:0], rest...)
+}
+
+// emptyEventHead is how the zero event's encoding starts, up to where its
+// data would go.
+const emptyEventHead = `{"type":"","seq":0,"time":0`
 
 // Encode writes a whole log in the canonical layout: the header line, then
 // the packed records.

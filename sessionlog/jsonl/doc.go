@@ -38,7 +38,10 @@
 //
 // Writer.Append only buffers (after checking that seqs continue the log and
 // that data is compact JSON). Writer.Sync encodes the buffer canonically,
-// writes it with one write(2) — one zstd frame — and fsyncs: it is the
+// writes it with one write(2) — one zstd frame; a plain file's batch of
+// more than 256 KiB (a long streamed answer) in 256 KiB pieces as it is
+// encoded, so that it is never held encoded whole; a failed write cuts the
+// file back to where the batch began — and fsyncs: it is the
 // semantic checkpoint the agent calls before a model call is dispatched,
 // before a tool runs, after each step's results and at turn end. Close
 // syncs.

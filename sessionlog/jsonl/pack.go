@@ -130,9 +130,10 @@ func continues(prev, next *delta, prevEv, nextEv *sessionlog.Event) bool {
 	return bytes.Equal(next.id, prev.id) && (next.name == nil) == (prev.name == nil) && bytes.Equal(next.name, prev.name)
 }
 
-// appendRow writes one packed row for a run (len ≥ minRun).
-func appendRow(b []byte, evs []sessionlog.Event, ds []*delta) []byte {
-	first := ds[0]
+// appendRow writes one packed row for a run (len ≥ minRun) of events
+// classify accepts, each continuing the one before it.
+func appendRow(b []byte, evs []sessionlog.Event, sp *spiller) []byte {
+	first, _ := classify(&evs[0])
 	tag := rowText
 	switch first.kind {
 	case "reasoning-delta":
@@ -171,11 +172,12 @@ func appendRow(b []byte, evs []sessionlog.Event, ds []*delta) []byte {
 		key = `,"args":[`
 	}
 	b = append(b, key...)
-	for k, d := range ds {
+	for k := range evs {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, d.payload...)
+		d, _ := classify(&evs[k])
+		b = sp.spill(append(b, d.payload...))
 	}
 	return append(b, `]}}`...)
 }

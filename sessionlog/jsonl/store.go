@@ -436,7 +436,8 @@ func countNL(line []byte) int {
 
 // writer appends to one session's file. Append buffers events; Sync encodes
 // them in the canonical packed layout and writes them with one write (one
-// zstd frame) followed by fsync. The first failed write, truncate or fsync
+// zstd frame; a plain file's batch over spillBytes in pieces as it is
+// encoded) followed by fsync. The first failed write, truncate or fsync
 // fails the writer for good (err); see "Failures" in the package doc.
 type writer struct {
 	s       *Store
@@ -486,7 +487,9 @@ func (w *writer) usable() error {
 	return nil
 }
 
-// Sync writes the buffered events with one write and fsyncs the file. It
+// Sync writes the buffered events and fsyncs the file: with one write, or,
+// for a plain file and a batch over spillBytes, in pieces as the batch is
+// encoded. A failed write cuts the file back to where the batch began. It
 // returns nil only when every event appended so far is durable.
 func (w *writer) Sync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -502,17 +505,33 @@ func (w *writer) Sync(ctx context.Context) error {
 		return nil
 	}
 	w.buf = append(w.buf[:0], w.prefix...)
-	w.buf = AppendRecords(w.buf, w.pending)
+	seqs := fmt.Sprintf("seqs %d…%d", w.next-len(w.pending), w.next-1)
+	if len(w.pending) == 0 {
+		seqs = "the repaired tail"
+	}
+	// A plain file gets the batch in pieces as it is encoded (a long
+	// answer is not held encoded whole); a compressed one as one frame.
+	var sp *spiller
+	if !w.zst {
+		sp = &spiller{w: w.f, limit: spillBytes}
+	}
+	w.buf = appendRecords(w.buf, w.pending, sp)
 	out := w.buf
 	if w.zst {
 		w.out = w.s.enc.EncodeAll(w.buf, w.out[:0])
 		out = w.out
 	}
-	seqs := fmt.Sprintf("seqs %d…%d", w.next-len(w.pending), w.next-1)
-	if len(w.pending) == 0 {
-		seqs = "the repaired tail"
+	var written int64
+	err := error(nil)
+	if sp != nil {
+		written, err = sp.written, sp.err
 	}
-	if _, err := w.f.Write(out); err != nil {
+	if err == nil && (sp == nil || len(out) > 0) {
+		var n int
+		n, err = w.f.Write(out)
+		written += int64(n)
+	}
+	if err != nil {
 		w.err = fmt.Errorf("session %s: write %s to %s: %w", w.id, seqs, w.path, err)
 		// Cut off whatever part of the write reached the file, so that the
 		// log ends at a record boundary (best effort: if this fails too,
@@ -522,7 +541,7 @@ func (w *writer) Sync(ctx context.Context) error {
 		}
 		return w.err
 	}
-	w.size += int64(len(out))
+	w.size += written
 	w.dirty = true
 	if err := w.fsync(seqs); err != nil {
 		return err
@@ -530,8 +549,28 @@ func (w *writer) Sync(ctx context.Context) error {
 	clear(w.pending)
 	w.pending = w.pending[:0]
 	w.prefix = nil
+	// A large batch (a long streamed answer) does not keep its buffers
+	// for the rest of the session.
+	if cap(w.pending) > retainEvents {
+		w.pending = nil
+	}
+	if cap(w.buf) > retainBytes {
+		w.buf = nil
+	}
+	if cap(w.out) > retainBytes {
+		w.out = nil
+	}
 	return nil
 }
+
+// retainEvents and retainBytes bound the buffers a writer keeps between
+// syncs.
+const (
+	retainEvents = 4096
+	retainBytes  = 1 << 20
+	// spillBytes is how much encoded batch Sync holds before writing it.
+	spillBytes = 256 << 10
+)
 
 // fsync syncs the file; what names the data it makes durable ("" for a
 // truncation alone).

@@ -136,12 +136,12 @@ func New(cfg Config) (*Provider, error) {
 // Stream opens a chat-completions stream for req, retrying retryable
 // failures to open it (see the package documentation).
 func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
-	params, err := buildParams(p.cfg, req)
+	params, history, err := requestBody(p.cfg, p, req)
 	if err != nil {
 		return nil, &llm.ProviderError{Code: llm.CodeBadRequest, Message: p.redact(err.Error())}
 	}
 	for attempt := 1; ; attempt++ {
-		s, perr, hint := p.open(ctx, params)
+		s, perr, hint := p.open(ctx, params, history)
 		if perr == nil {
 			return s, nil
 		}
@@ -165,9 +165,10 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, err
 	}
 }
 
-// open makes one attempt to open a stream. On failure it also returns the
-// server's Retry-After hint, if any.
-func (p *Provider) open(ctx context.Context, params sdk.ChatCompletionNewParams) (*stream, *llm.ProviderError, time.Duration) {
+// open makes one attempt to open a stream, with history (when not nil)
+// spliced into the encoding of params (see requestBody). On failure it
+// also returns the server's Retry-After hint, if any.
+func (p *Provider) open(ctx context.Context, params sdk.ChatCompletionNewParams, history []byte) (*stream, *llm.ProviderError, time.Duration) {
 	sctx, cancel := context.WithCancel(ctx)
 	var res *http.Response
 	capture := option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
@@ -175,7 +176,11 @@ func (p *Provider) open(ctx context.Context, params sdk.ChatCompletionNewParams)
 		res = resp
 		return resp, err
 	})
-	sse := p.svc.NewStreaming(sctx, params, capture)
+	opts := []option.RequestOption{capture}
+	if history != nil {
+		opts = append(opts, withHistory(history))
+	}
+	sse := p.svc.NewStreaming(sctx, params, opts...)
 	if err := sse.Err(); err != nil {
 		cancel()
 		_ = sse.Close()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -557,5 +558,76 @@ func TestAmbientOpenAIEnvIgnored(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.auth) != 1 || f.auth[0] != "Bearer "+testKey {
 		t.Fatalf("Authorization headers %q, want the configured key", f.auth)
+	}
+}
+
+// TestFillBlocks checks llm.BlockFiller: a consumer that fills the blocks
+// with the concatenation of the deltas it received gets the same chunks as
+// one that lets the stream accumulate them, and a block-end's text or
+// arguments are what fill returns.
+func TestFillBlocks(t *testing.T) {
+	tests := []struct {
+		name string
+		resp standin.Response
+	}{
+		{"text", standin.Response{Text: "Hello, \"world\" é\n", ChunkSize: 5}},
+		{"reasoning then text", standin.Response{Reasoning: "Think <ok>", Text: "PONG", ChunkSize: 3}},
+		{"tool calls", standin.Response{Text: "Both:", ChunkSize: 4, ToolCalls: []standin.ToolCall{
+			{ID: "call_1", Name: "bash", Arguments: `{"command":"echo HI"}`},
+			{ID: "call_2", Name: "read", Arguments: `{"path":"a.txt"}`}}}},
+	}
+	collect := func(t *testing.T, resp standin.Response, fill func(seen map[int]string) func(int) string) []string {
+		t.Helper()
+		f := newFixture(t, standin.Script{Responses: []standin.Response{resp}}, nil)
+		s, err := f.prov.Stream(context.Background(), userRequest("hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		seen := map[int]string{}
+		if fill != nil {
+			bf, ok := s.(llm.BlockFiller)
+			if !ok {
+				t.Fatal("the openai stream is not an llm.BlockFiller")
+			}
+			bf.FillBlocks(fill(seen))
+		}
+		var chunks []llm.Chunk
+		for {
+			c, err := s.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[c.Index] += c.Text + c.ArgumentsDelta
+			chunks = append(chunks, c)
+		}
+		return encodeAll(t, chunks)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := collect(t, tt.resp, nil)
+			got := collect(t, tt.resp, func(seen map[int]string) func(int) string {
+				return func(i int) string { return seen[i] }
+			})
+			diffLines(t, got, want)
+			marked := collect(t, tt.resp, func(map[int]string) func(int) string {
+				return func(i int) string { return fmt.Sprintf("filled %d", i) }
+			})
+			ends := 0
+			for _, line := range marked {
+				if strings.Contains(line, `"type":"block-end"`) {
+					ends++
+					if !strings.Contains(line, `"filled `) {
+						t.Errorf("block-end not filled by fill: %s", line)
+					}
+				}
+			}
+			if ends == 0 {
+				t.Fatal("no block-end")
+			}
+		})
 	}
 }

@@ -32,6 +32,9 @@ type stream struct {
 	tools     map[int64]*block
 	usage     *llm.Usage
 	finish    string
+	// fill, when set, gives a block's text at its end (llm.BlockFiller):
+	// the blocks do not accumulate their deltas then.
+	fill func(index int) string
 }
 
 // block is an open block being accumulated.
@@ -43,7 +46,20 @@ type block struct {
 	buf   strings.Builder
 }
 
-var _ llm.Stream = (*stream)(nil)
+var (
+	_ llm.Stream      = (*stream)(nil)
+	_ llm.BlockFiller = (*stream)(nil)
+)
+
+// FillBlocks implements llm.BlockFiller.
+func (s *stream) FillBlocks(fill func(index int) string) { s.fill = fill }
+
+// add appends a delta's text to b, unless the consumer fills the blocks.
+func (s *stream) add(b *block, text string) {
+	if s.fill == nil {
+		b.buf.WriteString(text)
+	}
+}
 
 func newStream(ctx context.Context, cancel context.CancelFunc, sse *ssestream.Stream[sdk.ChatCompletionChunk], key string) *stream {
 	return &stream{ctx: ctx, cancel: cancel, sse: sse, key: key, tools: map[int64]*block{}}
@@ -119,10 +135,14 @@ func (s *stream) end() {
 	}
 	for _, b := range s.blocks {
 		blk := &llm.Block{Type: b.typ}
+		text := b.buf.String()
+		if s.fill != nil {
+			text = s.fill(b.index)
+		}
 		if b.typ == llm.BlockToolCall {
-			blk.ID, blk.Name, blk.Arguments = b.id, b.name, b.buf.String()
+			blk.ID, blk.Name, blk.Arguments = b.id, b.name, text
 		} else {
-			blk.Text = b.buf.String()
+			blk.Text = text
 		}
 		s.pending = append(s.pending, llm.Chunk{Type: llm.ChunkBlockEnd, Index: b.index, Block: blk})
 	}
@@ -189,7 +209,7 @@ func (s *stream) handle(c sdk.ChatCompletionChunk) {
 			if s.reasoning == nil {
 				s.reasoning = s.open(llm.BlockReasoning)
 			}
-			s.reasoning.buf.WriteString(*r)
+			s.add(s.reasoning, *r)
 			s.pending = append(s.pending, llm.Chunk{Type: llm.ChunkReasoningDelta, Index: s.reasoning.index, Text: *r})
 		}
 		for _, text := range []string{d.Content, d.Refusal} {
@@ -199,7 +219,7 @@ func (s *stream) handle(c sdk.ChatCompletionChunk) {
 			if s.text == nil {
 				s.text = s.open(llm.BlockText)
 			}
-			s.text.buf.WriteString(text)
+			s.add(s.text, text)
 			s.pending = append(s.pending, llm.Chunk{Type: llm.ChunkTextDelta, Index: s.text.index, Text: text})
 		}
 		for _, tc := range d.ToolCalls {
@@ -214,7 +234,7 @@ func (s *stream) handle(c sdk.ChatCompletionChunk) {
 			if b.name == "" {
 				b.name = tc.Function.Name
 			}
-			b.buf.WriteString(tc.Function.Arguments)
+			s.add(b, tc.Function.Arguments)
 			s.pending = append(s.pending, llm.Chunk{Type: llm.ChunkToolCallDelta, Index: b.index, ID: b.id, Name: b.name,
 				ArgumentsDelta: tc.Function.Arguments})
 		}

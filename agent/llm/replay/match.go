@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -40,8 +41,8 @@ var MatchModes = []string{MatchFull, MatchMessages, MatchOff}
 // order a message is compared. docs/scenarios.md lists each (a test keeps
 // the two in step).
 var MatchFields = []string{
-	"header reason", "system prompt", "tool schema set",
-	"message count", "role", "part count", "part type", "text",
+	"purpose", "header reason", "system prompt", "tool schema set", "max tokens",
+	"instruction", "message count", "role", "part count", "part type", "text",
 	"tool-call id", "tool-call name", "tool-call arguments",
 	"tool-result call id", "tool-result isError", "tool-result content",
 	"image",
@@ -60,6 +61,16 @@ type Want struct {
 	Header sessionlog.RequestHeader
 	// Messages are the derived messages, as logged.
 	Messages []json.RawMessage
+	// Purpose is the request's llm.Request Purpose: "" for a step's call,
+	// llm.PurposeCompaction or llm.PurposeTitle (sidecalls.go).
+	Purpose string
+	// MaxTokens is the recorded output-token cap (0: not recorded, not
+	// compared).
+	MaxTokens int
+	// Instruction, when non-empty, is the pinned reference of a last user
+	// message the recording does not hold (a compaction's summary
+	// instruction): it follows Messages.
+	Instruction string
 }
 
 // Wants reconstructs the request of every step of a recorded log, by
@@ -112,13 +123,16 @@ func Wants(h sessionlog.Header, events []sessionlog.Event) (map[string]*Want, er
 		}
 		out[stepKey(r.Turn, r.Step)] = w
 	}
+	if err := compactionWants(h, events, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
 func stepKey(turn, step int) string { return fmt.Sprintf("turn %d step %d", turn, step) }
 
-// AttachWants gives every derived step entry the request its recording sent
-// (Wants). Entries without one (compaction summaries) keep a nil Want.
+// AttachWants gives every derived entry — steps and compaction summaries —
+// the request its recording sent (Wants), by its Where.
 func AttachWants(script []Entry, wants map[string]*Want) {
 	for i := range script {
 		if w, ok := wants[script[i].Where]; ok {
@@ -130,7 +144,9 @@ func AttachWants(script []Entry, wants map[string]*Want) {
 // Matcher compares the requests reel sends with the recorded ones.
 //
 // Normalization (the one rule applied before comparing): in every string
-// reel sends, the session's cwd becomes {{cwd}}; in a recorded string, each
+// reel sends, and in every recorded string (a live log replayed with
+// --replay holds the real cwd), the session's cwd becomes {{cwd}}; in a
+// recorded string, each
 // harness placeholder ({{cwd}}, {{tmp}}…, {{sessionId}}…, {{id:N}},
 // {{time}}) matches any non-empty text (the recording was normalized by the
 // harness's table, harness/normalize). Message ids and sources are not part
@@ -199,13 +215,32 @@ func (e *MismatchError) Unwrap() error { return ErrRequestMismatch }
 // (a pinned reference it cannot resolve).
 func (m *Matcher) Check(where string, w *Want, req llm.Request) (unchecked []string, err error) {
 	c := &cmp{m: m}
+	if req.Purpose != w.Purpose {
+		c.add(-1, "", "purpose", quote(w.Purpose), quote(req.Purpose))
+	}
 	if req.HeaderReason != w.Reason {
 		c.add(-1, "", "header reason", quote(w.Reason), quote(req.HeaderReason))
+	}
+	if w.MaxTokens != 0 && req.MaxTokens != w.MaxTokens {
+		c.add(-1, "", "max tokens", fmt.Sprint(w.MaxTokens), fmt.Sprint(req.MaxTokens))
 	}
 	if m.Mode == MatchFull {
 		unchecked = append(unchecked, c.header(w.Header, req)...)
 	}
 	want, got := w.Messages, req.Messages
+	if w.Instruction != "" {
+		// The last message sent is the instruction: compared with its pin
+		// under MatchFull, not at all under MatchMessages.
+		if len(got) == 0 {
+			c.add(0, "", "instruction", "a last user message holding the instruction", "no message")
+		} else {
+			last := got[len(got)-1]
+			got = got[:len(got)-1]
+			if m.Mode == MatchFull {
+				unchecked = append(unchecked, c.instruction(len(got), w.Instruction, last)...)
+			}
+		}
+	}
 	if m.Mode == MatchMessages {
 		want, got = conversation(want), conversation(got)
 	}
@@ -227,7 +262,7 @@ func (c *cmp) add(msg int, part, field, want, got string) {
 	}
 }
 
-// norm applies the normalization to a string reel sends.
+// norm applies the normalization to a string reel sends or a recorded one.
 func (c *cmp) norm(s string) string {
 	if c.m.Cwd == "" || len(c.m.Cwd) < 2 {
 		return s
@@ -235,18 +270,18 @@ func (c *cmp) norm(s string) string {
 	return strings.ReplaceAll(s, c.m.Cwd, "{{cwd}}")
 }
 
-var placeholder = regexp.MustCompile(`\{\{(?:cwd|tmp\d*|sessionId\d*|id:\d+|time)\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{(?:cwd|tmp\d*|sessionId\d*|id:\d+|time)\}\}`) })
 
 // same reports whether a recorded string matches a sent one.
 func (c *cmp) same(want, got string) bool {
-	got = c.norm(got)
+	want, got = c.norm(want), c.norm(got)
 	if want == got {
 		return true
 	}
 	if !strings.Contains(want, "{{") {
 		return false
 	}
-	locs := placeholder.FindAllStringIndex(want, -1)
+	locs := placeholder().FindAllStringIndex(want, -1)
 	if len(locs) == 0 {
 		return false
 	}
@@ -270,19 +305,19 @@ func (c *cmp) same(want, got string) bool {
 
 // header compares the system prompt and the tool schema set.
 func (c *cmp) header(h sessionlog.RequestHeader, req llm.Request) (unchecked []string) {
-	want, ok, why := c.pinned(h.System, "prompts", ".md")
+	want, ok, why := c.pinned(h.System)
 	switch {
 	case !ok:
 		unchecked = append(unchecked, "system prompt ("+why+")")
 	case !c.same(want, req.System):
-		c.add(-1, "", "system prompt", firstDiff(want, c.norm(req.System)), "")
+		c.add(-1, "", "system prompt", firstDiff(c.norm(want), c.norm(req.System)), "")
 	}
 	tools := string(h.Tools)
 	var ref string
 	if json.Unmarshal(h.Tools, &ref) == nil {
 		tools = ref
 	}
-	want, ok, why = c.pinned(tools, "tools", ".json")
+	want, ok, why = c.pinned(tools)
 	switch {
 	case !ok:
 		unchecked = append(unchecked, "tool schema set ("+why+")")
@@ -294,16 +329,44 @@ func (c *cmp) header(h sessionlog.RequestHeader, req llm.Request) (unchecked []s
 	return unchecked
 }
 
-// pinned resolves a {{prompt:NAME}} or {{tools:NAME}} reference through
-// the pins folder; other values are returned as they are.
-func (c *cmp) pinned(v, dir, ext string) (string, bool, string) {
+// instruction compares the last message sent (at index i) with the pinned
+// instruction ref: one user message of one text part.
+func (c *cmp) instruction(i int, ref string, last json.RawMessage) (unchecked []string) {
+	text, ok, why := c.pinned(ref)
+	if !ok {
+		return []string{"instruction (" + why + ")"}
+	}
+	g, err := llm.ParseMessage(last)
+	switch {
+	case err != nil || g.Role != "user" || len(g.Content) != 1 || g.Content[0].Type != llm.PartText:
+		c.add(i, "", "instruction", short(text), short(string(last)))
+	case !c.same(text, g.Content[0].Text):
+		c.add(i, "", "instruction", firstDiff(c.norm(text), c.norm(g.Content[0].Text)), "")
+	}
+	return nil
+}
+
+// pinDirs maps a pinned reference's kind to its folder and file extension
+// in the pins folder.
+var pinDirs = map[string][2]string{
+	"prompt":       {"prompts", ".md"},
+	"tools":        {"tools", ".json"},
+	"instructions": {"instructions", ".md"},
+}
+
+// pinned resolves a {{prompt:NAME}}, {{tools:NAME}} or
+// {{instructions:NAME}} reference through the pins folder (as
+// DIR/NAME_1.snap.EXT); other values are returned as they are.
+func (c *cmp) pinned(v string) (string, bool, string) {
 	if !strings.HasPrefix(v, "{{") || !strings.HasSuffix(v, "}}") {
 		return v, true, ""
 	}
-	_, name, ok := strings.Cut(strings.TrimSuffix(v, "}}"), ":")
-	if !ok {
+	kind, name, ok := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(v, "{{"), "}}"), ":")
+	d, known := pinDirs[kind]
+	if !ok || !known {
 		return "", false, "the recording holds " + v + ", not the content"
 	}
+	dir, ext := d[0], d[1]
 	if c.m.Pins == "" {
 		return "", false, v + " and no --replay-pins folder"
 	}
@@ -391,7 +454,7 @@ func (c *cmp) parts(msg int, path string, want, got []llm.Part) {
 		switch w.Type {
 		case llm.PartText, llm.PartReasoning:
 			if !c.same(w.Text, g.Text) {
-				c.add(msg, p, "text", firstDiff(w.Text, c.norm(g.Text)), "")
+				c.add(msg, p, "text", firstDiff(c.norm(w.Text), c.norm(g.Text)), "")
 			}
 		case llm.PartToolCall:
 			if w.ID != g.ID {

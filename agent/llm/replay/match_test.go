@@ -112,6 +112,14 @@ func TestMatchDocNamesEveryField(t *testing.T) {
 			t.Errorf("the section does not name mode `%s`", m)
 		}
 	}
+	for _, n := range replay.InstructionPins {
+		if !strings.Contains(sec, n+"_1.snap.md") {
+			t.Errorf("the section does not name the pinned instruction %s_1.snap.md", n)
+		}
+		if _, err := os.Stat(filepath.Join("..", "..", "..", "snapshots", "instructions", n+"_1.snap.md")); err != nil {
+			t.Errorf("pinned instruction: %v", err)
+		}
+	}
 	for _, k := range replay.ConversationSources {
 		if !strings.Contains(sec, "`"+k+"`") {
 			t.Errorf("the section does not name source kind `%s`", k)

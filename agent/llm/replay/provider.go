@@ -35,6 +35,20 @@ type Provider struct {
 	match     *Matcher
 	unchecked func(where string, what []string)
 	mismatch  func(err *MismatchError)
+	// wants are the recorded requests by turn and step (Wants), for the
+	// calls an override scripts whole (their entries carry none).
+	wants map[string]*Want
+}
+
+// WithWants gives the provider the recorded requests (Wants) by turn and
+// step: a call whose script entry carries no request (a whole-script
+// override's) is matched with the recorded request of its turn and step,
+// or of the compaction it summarizes for. It returns p.
+func (p *Provider) WithWants(wants map[string]*Want) *Provider {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wants = wants
+	return p
 }
 
 // WithMatcher makes the provider compare every request with the one the
@@ -74,11 +88,13 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, err
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if req.Purpose == llm.PurposeTitle {
-		if p.match != nil && p.match.Mode != MatchOff {
-			p.note("title call", "the title request is not compared")
-		}
 		s, err := p.titleStream()
 		if err != nil {
+			return nil, err
+		}
+		if err := p.check(s.e, req); err != nil {
+			p.nextTitle--
+			p.titleInFlight = false
 			return nil, err
 		}
 		s.ctx = ctx
@@ -94,23 +110,40 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request) (llm.Stream, err
 	if e.Kind == KindIncomplete {
 		return nil, fmt.Errorf("replay: model call %d (%s) ended without a finish chunk in the recording (the stream threw or was cancelled); patch it in replay.override.json", p.next+1, e.Where)
 	}
-	if p.match != nil && p.match.Mode != MatchOff {
-		if e.Want == nil {
-			p.note(e.Where, "the recording holds no request for this call")
-		} else {
-			unchecked, err := p.match.Check(e.Where, e.Want, req)
-			p.note(e.Where, unchecked...)
-			if err != nil {
-				if me, ok := err.(*MismatchError); ok && p.mismatch != nil {
-					p.mismatch(me)
-				}
-				return nil, err
-			}
-		}
+	if err := p.check(e, req); err != nil {
+		return nil, err
 	}
 	p.next++
 	p.inFlight = true
 	return &stream{p: p, ctx: ctx, e: e, closed: make(chan struct{})}, nil
+}
+
+// check compares req with the request e answers (its Want, or the
+// recorded request of req's turn and step). p.mu is held.
+func (p *Provider) check(e Entry, req llm.Request) error {
+	if p.match == nil || p.match.Mode == MatchOff {
+		return nil
+	}
+	w, where := e.Want, e.Where
+	if w == nil && req.Purpose != llm.PurposeTitle {
+		key := requestKey(req)
+		if w = p.wants[key]; w != nil {
+			where = key + " (" + e.Where + ")"
+		}
+	}
+	if w == nil {
+		p.note(where, "the recording holds no request for this call")
+		return nil
+	}
+	unchecked, err := p.match.Check(where, w, req)
+	p.note(where, unchecked...)
+	if err != nil {
+		if me, ok := err.(*MismatchError); ok && p.mismatch != nil {
+			p.mismatch(me)
+		}
+		return err
+	}
+	return nil
 }
 
 // stream serves one entry. Next runs on one goroutine at a time; Close may

@@ -479,19 +479,22 @@ func Load(events []sessionlog.Event, overridePath string) ([]Entry, error) {
 	return loadOver(derived, derr, overridePath)
 }
 
-// LoadWithWants is Load whose step entries also carry the request the
-// recording sent (Wants, AttachWants), for a Provider with a Matcher. h is
-// the log's header.
-func LoadWithWants(h sessionlog.Header, events []sessionlog.Event, overridePath string) ([]Entry, error) {
+// LoadWithWants is Load whose entries also carry the request the
+// recording sent (Wants, AttachWants), for a Provider with a Matcher; it
+// returns the recorded requests too, for Provider.WithWants. h is the
+// log's header.
+func LoadWithWants(h sessionlog.Header, events []sessionlog.Event, overridePath string) ([]Entry, map[string]*Want, error) {
 	derived, derr := Derive(events)
+	var wants map[string]*Want
 	if derr == nil {
-		wants, err := Wants(h, events)
-		if err != nil {
-			return nil, err
+		var err error
+		if wants, err = Wants(h, events); err != nil {
+			return nil, nil, err
 		}
 		AttachWants(derived, wants)
 	}
-	return loadOver(derived, derr, overridePath)
+	script, err := loadOver(derived, derr, overridePath)
+	return script, wants, err
 }
 
 // loadOver applies the override at overridePath, if any, to derived.

@@ -48,17 +48,25 @@ func DeriveTitles(events []sessionlog.Event) []Entry {
 }
 
 // LoadTitles derives the title script of a log and applies the title
-// override file overridePath when it is non-empty.
+// override file overridePath when it is non-empty. The i-th entry carries
+// the i-th recorded title request (TitleWants), override entries too.
 func LoadTitles(events []sessionlog.Event, overridePath string) ([]Entry, error) {
-	derived := DeriveTitles(events)
-	if overridePath == "" {
-		return derived, nil
-	}
-	raw, err := os.ReadFile(overridePath)
+	wants, err := TitleWants(events)
 	if err != nil {
-		return nil, fmt.Errorf("replay: title override: %w", err)
+		return nil, err
 	}
-	return ApplyOverride(derived, raw, overridePath)
+	derived := DeriveTitles(events)
+	if overridePath != "" {
+		raw, err := os.ReadFile(overridePath)
+		if err != nil {
+			return nil, fmt.Errorf("replay: title override: %w", err)
+		}
+		if derived, err = ApplyOverride(derived, raw, overridePath); err != nil {
+			return nil, err
+		}
+	}
+	attachTitleWants(derived, wants)
+	return derived, nil
 }
 
 // WithTitles makes p serve title calls from titles (positionally, one in

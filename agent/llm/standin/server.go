@@ -253,9 +253,9 @@ const SubagentPlaceholder = "{{lastSubagentId}}"
 
 var (
 	// startedSubagent finds the ids of started background subagents.
-	startedSubagent = regexp.MustCompile(`started subagent ([0-9A-Za-z_-]+)`)
+	startedSubagent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`started subagent ([0-9A-Za-z_-]+)`) })
 	// nthSubagent is the {{subagentId:N}} placeholder.
-	nthSubagent = regexp.MustCompile(`\{\{subagentId:([0-9]+)\}\}`)
+	nthSubagent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{subagentId:([0-9]+)\}\}`) })
 )
 
 // withSubagentID fills the subagent placeholders in resp's tool calls; one
@@ -263,7 +263,7 @@ var (
 func withSubagentID(resp Response, req chatRequest) Response {
 	var ids []string
 	for _, m := range req.Messages {
-		for _, sm := range startedSubagent.FindAllStringSubmatch(string(m.Content), -1) {
+		for _, sm := range startedSubagent().FindAllStringSubmatch(string(m.Content), -1) {
 			ids = append(ids, sm[1])
 		}
 	}
@@ -273,8 +273,8 @@ func withSubagentID(resp Response, req chatRequest) Response {
 	calls := make([]ToolCall, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
 		c.Arguments = strings.ReplaceAll(c.Arguments, SubagentPlaceholder, ids[len(ids)-1])
-		c.Arguments = nthSubagent.ReplaceAllStringFunc(c.Arguments, func(p string) string {
-			n, err := strconv.Atoi(nthSubagent.FindStringSubmatch(p)[1])
+		c.Arguments = nthSubagent().ReplaceAllStringFunc(c.Arguments, func(p string) string {
+			n, err := strconv.Atoi(nthSubagent().FindStringSubmatch(p)[1])
 			if err != nil || n < 1 || n > len(ids) {
 				return p
 			}

@@ -1,13 +1,16 @@
 package mcpreplay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/mcp"
@@ -20,28 +23,34 @@ import (
 // process (as reel acp's --replay logs are given).
 type Connector struct {
 	Logs [][]sessionlog.Event
+	// Logger receives what package mcp's client notices; nil discards.
+	Logger *slog.Logger
 }
 
 var _ agent.MCPConnector = Connector{}
 
-// Connect implements agent.MCPConnector.
-func (c Connector) Connect(_ context.Context, req agent.MCPRequest) (agent.MCPConnection, error) {
+// Connect implements agent.MCPConnector: package mcp's client connects
+// req's servers, each reached over an in-memory transport to a server
+// that serves the recording.
+func (c Connector) Connect(ctx context.Context, req agent.MCPRequest) (agent.MCPConnection, error) {
 	if req.Session >= len(c.Logs) {
 		return nil, fmt.Errorf("mcp replay: session %d connects MCP servers, but only %d recorded log(s) were given", req.Session+1, len(c.Logs))
 	}
-	return connect(c.Logs[req.Session], req)
+	return connect(ctx, c.Logs[req.Session], req, c.Logger)
 }
 
-// recordedCall is a tool result the recording logged for a call id.
+// recordedCall is a tool call the recording logged, with its result.
 type recordedCall struct {
+	id     string
 	args   string
 	text   string
 	isErr  bool
 	hasRes bool
 }
 
-// connect finds the connection req.Prior of the log and builds its tools.
-func connect(events []sessionlog.Event, req agent.MCPRequest) (agent.MCPConnection, error) {
+// connect finds the connection req.Prior of the log, starts a replay
+// server for each of its servers and connects them with package mcp.
+func connect(ctx context.Context, events []sessionlog.Event, req agent.MCPRequest, log *slog.Logger) (agent.MCPConnection, error) {
 	var starts []int
 	for i := range events {
 		if events[i].Type == sessionlog.TypeMCPConnect {
@@ -70,18 +79,41 @@ func connect(events []sessionlog.Event, req agent.MCPRequest) (agent.MCPConnecti
 	if !slices.Equal(want, got) {
 		return nil, fmt.Errorf("mcp replay: the session connects [%s], but the recording (seq %d) connected [%s]", strings.Join(want, ", "), events[at].Seq, strings.Join(got, ", "))
 	}
-	calls := recordedCalls(events[at:end])
-	conn := &connection{status: st}
+	servers := make(map[string]*server, len(st.Servers))
 	for _, s := range st.Servers {
-		for _, t := range s.Tools {
-			sc := tools.Schema{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
-			conn.tools = append(conn.tools, &tool{server: s.Name, data: t, schema: sc, calls: calls})
+		servers[s.Name] = newServer(s)
+	}
+	set, err := mcp.Connect(ctx, req.Servers, mcp.Options{
+		Logger: log,
+		Dir:    req.Cwd,
+		Roots:  []string{req.Cwd},
+		Transport: func(cfg mcp.ServerConfig) sdk.Transport {
+			return servers[cfg.Name]
+		},
+	})
+	var ce *mcp.ConnectError
+	if err != nil && !errors.As(err, &ce) {
+		_ = set.Close()
+		return nil, fmt.Errorf("mcp replay: %w", err)
+	}
+	conn := &connection{set: set, recorded: st, failed: map[string]string{}}
+	if ce != nil {
+		for _, se := range ce.Failures {
+			conn.failed[se.Server] = strings.TrimPrefix(se.Error(), "mcp: ")
 		}
+	}
+	calls := recordedCalls(events[at:end])
+	for _, t := range set.Tools() {
+		mt, ok := t.(*mcp.Tool)
+		if !ok {
+			continue
+		}
+		conn.tools = append(conn.tools, &tool{Tool: mt, srv: servers[mt.Server()], calls: calls})
 	}
 	return conn, nil
 }
 
-// calls are the recorded results by call id, each consumed in order.
+// calls are the recorded calls by call id, each consumed in order.
 type calls struct {
 	mu   sync.Mutex
 	byID map[string][]recordedCall
@@ -99,7 +131,7 @@ func recordedCalls(events []sessionlog.Event) *calls {
 			if err != nil {
 				continue
 			}
-			c.byID[d.CallID] = append(c.byID[d.CallID], recordedCall{args: d.Arguments})
+			c.byID[d.CallID] = append(c.byID[d.CallID], recordedCall{id: d.CallID, args: d.Arguments})
 			open[d.CallID] = len(c.byID[d.CallID]) - 1
 		case sessionlog.TypeToolResult:
 			d, err := sessionlog.DecodeData[sessionlog.ToolResultData](e)
@@ -135,13 +167,16 @@ func (c *calls) take(id string) (recordedCall, bool) {
 	return list[0], true
 }
 
-// connection is a replayed agent.MCPConnection.
+// connection is a replayed agent.MCPConnection: a live mcp.Set whose
+// servers are replay servers.
 type connection struct {
-	status sessionlog.MCPConnectData
-	tools  []*tool
+	set      *mcp.Set
+	recorded sessionlog.MCPConnectData
+	failed   map[string]string // server → the client's error
+	tools    []*tool
 }
 
-// Tools implements agent.MCPConnection.
+// Tools implements agent.MCPConnection: the client's tools.
 func (c *connection) Tools() []tools.Tool {
 	out := make([]tools.Tool, len(c.tools))
 	for i, t := range c.tools {
@@ -150,18 +185,41 @@ func (c *connection) Tools() []tools.Tool {
 	return out
 }
 
-// Status implements agent.MCPConnection: what the recording logged.
-func (c *connection) Status() sessionlog.MCPConnectData { return c.status }
+// Status implements agent.MCPConnection as the live connection does,
+// from what the client listed, so a client that names, describes or
+// lists tools otherwise than the recording shows in the log. A server
+// that failed in the recording and failed again in the client (its
+// replay server refuses to connect) carries the recording's error, which
+// no replay can reproduce (a process's exit status, its stderr).
+func (c *connection) Status() sessionlog.MCPConnectData {
+	byServer := map[string][]sessionlog.MCPToolData{}
+	for _, t := range c.tools {
+		sc := t.Schema()
+		byServer[t.Server()] = append(byServer[t.Server()], sessionlog.MCPToolData{
+			Name: t.Name(), Remote: t.RemoteName(), Title: t.Title(), ReadOnly: t.ReadOnlyHint(),
+			Description: sc.Description, Parameters: sc.Parameters})
+	}
+	var d sessionlog.MCPConnectData
+	for _, rec := range c.recorded.Servers {
+		sd := sessionlog.MCPServerData{Name: rec.Name, Transport: rec.Transport, Error: c.failed[rec.Name], Tools: byServer[rec.Name]}
+		if rec.Error != "" && sd.Error != "" {
+			sd.Error = rec.Error
+		}
+		d.Servers = append(d.Servers, sd)
+	}
+	return d
+}
 
-// Close implements agent.MCPConnection; there is nothing to stop.
-func (c *connection) Close() error { return nil }
+// Close implements agent.MCPConnection.
+func (c *connection) Close() error { return c.set.Close() }
 
-// tool is one replayed MCP tool.
+// tool is a tool of the client (an *mcp.Tool) whose calls first tell its
+// replay server which recorded call is coming, so the server can answer
+// it with that call's result.
 type tool struct {
-	server string
-	data   sessionlog.MCPToolData
-	schema tools.Schema
-	calls  *calls
+	*mcp.Tool
+	srv   *server
+	calls *calls
 }
 
 var (
@@ -169,57 +227,43 @@ var (
 	_ tools.Describer = (*tool)(nil)
 )
 
-// Name implements tools.Tool.
-func (t *tool) Name() string { return t.data.Name }
-
-// Schema implements tools.Tool: the schema the recording sent.
-func (t *tool) Schema() tools.Schema {
-	s := t.schema
-	s.Parameters = bytes.Clone(s.Parameters)
-	return s
-}
-
-// Server implements agent.MCPTool.
-func (t *tool) Server() string { return t.server }
-
-// Arguments implements agent.MCPTool: the live tool's parse
-// (mcp.CheckArguments with the default bound).
-func (t *tool) Arguments(args json.RawMessage) (json.RawMessage, error) {
-	return mcp.CheckArguments(t.data.Name, args, mcp.DefaultMaxArgBytes)
-}
-
-// Title is the title the recording's client was shown.
-func (t *tool) Title() string { return t.data.Title }
-
-// Describe implements tools.Describer as the live MCP tool does.
-func (t *tool) Describe(json.RawMessage) (string, tools.Kind, []tools.Location) {
-	return t.data.Title, tools.KindOther, nil
-}
-
-// Run implements tools.Tool: the recorded result of the call with the
-// env's call id, when the recording made it with the same arguments.
-func (t *tool) Run(_ context.Context, env *tools.Env, args json.RawMessage) (tools.Result, error) {
-	res := tools.Result{Kind: tools.KindOther, Title: t.data.Title, IsError: true}
+// Run implements tools.Tool: the client's Run, answered by the replay
+// server with the recorded result of the call with the env's call id. A
+// call the recording did not make (or made with no result) fails at
+// once; one the client sends with other arguments than the recording's
+// is refused by the server, naming both; one the client answers without
+// asking the server is an error result saying so.
+func (t *tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (tools.Result, error) {
 	id := ""
 	if env != nil {
 		id = env.CallID
 	}
-	rc, ok := t.calls.take(id)
-	// The recording logged the model's arguments; the live call sent
-	// their canonical encoding, which args is.
-	recorded := json.RawMessage(rc.args)
-	if canon, err := t.Arguments(recorded); err == nil {
-		recorded = canon
+	fail := func(format string, a ...any) (tools.Result, error) {
+		return tools.Result{Kind: tools.KindOther, Title: t.Title(), IsError: true, Text: fmt.Sprintf(format, a...)}, nil
 	}
+	rc, ok := t.calls.take(id)
 	switch {
 	case !ok:
-		res.Text = fmt.Sprintf("mcp replay: the recording made no call %q of %s", id, t.data.Name)
-	case string(recorded) != string(args):
-		res.Text = fmt.Sprintf("mcp replay: the recording called %s (%q) with %s, not %s", t.data.Name, id, rc.args, args)
+		return fail("mcp replay: the recording made no call %q of %s", id, t.Name())
 	case !rc.hasRes:
-		res.Text = fmt.Sprintf("mcp replay: the recording has no result for the call %q of %s", id, t.data.Name)
-	default:
-		res.Text, res.IsError = rc.text, rc.isErr
+		return fail("mcp replay: the recording has no result for the call %q of %s", id, t.Name())
 	}
-	return res, nil
+	// The recording logged the model's arguments; the live call sent
+	// their canonical encoding, which the server compares with what it
+	// receives.
+	want := rc.args
+	if canon, err := t.Arguments(json.RawMessage(rc.args)); err == nil {
+		want = string(canon)
+	}
+	exp := &expected{remote: t.RemoteName(), args: want, call: rc}
+	if t.srv == nil {
+		return fail("mcp replay: the client lists %s of the server %q, which the recording did not connect", t.Name(), t.Server())
+	}
+	t.srv.expect(exp)
+	res, err := t.Tool.Run(ctx, env, args)
+	if pending, refused := t.srv.withdraw(exp); pending && !refused && err == nil {
+		res.IsError = true
+		res.Text = fmt.Sprintf("mcp replay: the client answered the call %q of %s without sending it to the server; it answered: %s", id, t.Name(), res.Text)
+	}
+	return res, err
 }

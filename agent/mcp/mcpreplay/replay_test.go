@@ -3,7 +3,9 @@ package mcpreplay_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reel-agent/reel/agent"
@@ -34,7 +36,12 @@ func recorded(connections int, calls ...[3]string) []sessionlog.Event {
 	return evs
 }
 
-var servers = []mcp.ServerConfig{{Name: "t", Transport: mcp.TransportStdio}, {Name: "dead", Transport: mcp.TransportStdio}}
+// servers are the session's servers; their commands do not exist: a
+// replay starts none.
+var servers = []mcp.ServerConfig{
+	{Name: "t", Transport: mcp.TransportStdio, Command: "/nonexistent/t"},
+	{Name: "dead", Transport: mcp.TransportStdio, Command: "/nonexistent/dead"},
+}
 
 func run(t *testing.T, conn agent.MCPConnection, id, args string) tools.Result {
 	t.Helper()
@@ -72,7 +79,7 @@ func TestReplayedServers(t *testing.T) {
 		}
 	}
 	conn, _ = c.Connect(context.Background(), agent.MCPRequest{Servers: servers})
-	if got := run(t, conn, "c1", `{"text":"b"}`); !got.IsError || !strings.Contains(got.Text, `with {"text":"a"}, not {"text":"b"}`) {
+	if got := run(t, conn, "c1", `{"text":"b"}`); !got.IsError || !strings.Contains(got.Text, `the server "t" was called with echo {"text":"b"}, but the recording called it with {"text":"a"} (call "c1")`) {
 		t.Errorf("other arguments: %+v", got)
 	}
 }
@@ -131,5 +138,78 @@ func TestReplayedCallsCompareCanonicalArguments(t *testing.T) {
 	}
 	if _, err := mt.Arguments(json.RawMessage(`{"text":"a","Text":"b"}`)); err == nil || !strings.Contains(err.Error(), `fields "text" and "Text" differ only in case`) {
 		t.Errorf("case-colliding arguments: %v", err)
+	}
+}
+
+// TestReplayGoesThroughTheClient: the replayed tools are package mcp's
+// client tools, connected to servers that list what the recording holds:
+// the status the client builds from the listing equals the recorded one
+// (names, remote names, titles, descriptions, read-only hints, schemas, a
+// schema without "type" included), the recorded failure is kept, and
+// results come back with their isError.
+func TestReplayGoesThroughTheClient(t *testing.T) {
+	rec := sessionlog.MCPConnectData{Servers: []sessionlog.MCPServerData{
+		{Name: "s", Transport: "http", Tools: []sessionlog.MCPToolData{
+			{Name: "mcp__s__a_b", Remote: "a.b", Title: "s: The A", ReadOnly: true, Description: "A.", Parameters: json.RawMessage(`{"properties":{"x":{"type":"string"}}}`)},
+			{Name: "mcp__s__fail", Remote: "fail", Title: "s: fail", Description: "Fail.", Parameters: json.RawMessage(`{"type":"object"}`)},
+		}},
+		{Name: "dead", Transport: "stdio", Error: `server "dead": start failed: exec: no such file`},
+	}}
+	var evs []sessionlog.Event
+	add := func(typ string, p sessionlog.Payload) {
+		evs = append(evs, sessionlog.Event{Type: typ, Seq: len(evs), Data: p.AppendJSON(nil)})
+	}
+	add(sessionlog.TypeMCPConnect, rec)
+	add(sessionlog.TypeToolCall, sessionlog.ToolCallData{Turn: 1, Step: 1, CallID: "f", Name: "mcp__s__fail", Arguments: `{}`})
+	add(sessionlog.TypeToolResult, sessionlog.NewToolResult(1, 1, "f", "it failed", true, "m"))
+	c := mcpreplay.Connector{Logs: [][]sessionlog.Event{evs}}
+	conn, err := c.Connect(context.Background(), agent.MCPRequest{Servers: []mcp.ServerConfig{
+		{Name: "s", Transport: mcp.TransportHTTP, URL: "http://127.0.0.1:9/none"},
+		{Name: "dead", Transport: mcp.TransportStdio, Command: "/nonexistent/dead"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	got, _ := json.Marshal(conn.Status())
+	want, _ := json.Marshal(rec)
+	if string(got) != string(want) {
+		t.Errorf("status\n got %s\nwant %s", got, want)
+	}
+	if _, ok := conn.Tools()[0].(interface{ RemoteName() string }); !ok {
+		t.Errorf("tool %T is not package mcp's", conn.Tools()[0])
+	}
+	res, err := conn.Tools()[1].Run(context.Background(), &tools.Env{CallID: "f"}, json.RawMessage(`{}`))
+	if err != nil || !res.IsError || res.Text != "it failed" {
+		t.Errorf("fail: %+v, %v", res, err)
+	}
+}
+
+// TestReplayConcurrentCalls: calls of one tool running at once, each with
+// its own arguments, each get their own recorded result.
+func TestReplayConcurrentCalls(t *testing.T) {
+	const n = 8
+	var calls [][3]string
+	for i := range n {
+		calls = append(calls, [3]string{fmt.Sprintf("c%d", i), fmt.Sprintf(`{"text":"%d"}`, i), fmt.Sprintf("result %d", i)})
+	}
+	c := mcpreplay.Connector{Logs: [][]sessionlog.Event{recorded(1, calls...)}}
+	conn, err := c.Connect(context.Background(), agent.MCPRequest{Servers: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	got := make([]tools.Result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			got[i], _ = conn.Tools()[0].Run(context.Background(), &tools.Env{CallID: calls[i][0]}, json.RawMessage(calls[i][1]))
+		})
+	}
+	wg.Wait()
+	for i, r := range got {
+		if r.IsError || r.Text != calls[i][2] {
+			t.Errorf("call %d: %+v, want %q", i, r, calls[i][2])
+		}
 	}
 }

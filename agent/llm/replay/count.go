@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// CountCalls is len(Derive(events)) for a log Derive accepts, without
+// building the script: the calls are counted from each chunk's turn, step
+// and type, and each compaction summary's llmStreamCall mark. It reads
+// less than Derive (a chunk's other members are not decoded), so for a log
+// whose chunks Derive refuses it may count where Derive fails.
+func CountCalls(events []sessionlog.Event) (int, error) {
+	n := 0
+	open := false
+	var turn, step int
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case sessionlog.TypeCompactionSum:
+			open = false
+			var d struct {
+				LLMStreamCall bool            `json:"llmStreamCall"`
+				RawOutput     json.RawMessage `json:"rawOutput"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return 0, fmt.Errorf("replay: seq %d (%s): %w", e.Seq, e.Type, err)
+			}
+			if !d.LLMStreamCall {
+				continue
+			}
+			if d.RawOutput == nil || string(d.RawOutput) == "null" {
+				return 0, fmt.Errorf("replay: seq %d (%s) marks a local stream call without rawOutput", e.Seq, e.Type)
+			}
+			n++
+		case sessionlog.TypeAssistantChunk:
+			var d struct {
+				Turn  int `json:"turn"`
+				Step  int `json:"step"`
+				Chunk struct {
+					Type string `json:"type"`
+				} `json:"chunk"`
+			}
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				return 0, fmt.Errorf("replay: seq %d (assistant/chunk): %w", e.Seq, err)
+			}
+			if open && (d.Turn != turn || d.Step != step) {
+				open = false // the open call ended without a finish chunk
+			}
+			if !open {
+				n++
+				open, turn, step = true, d.Turn, d.Step
+			}
+			if d.Chunk.Type == llm.ChunkFinish {
+				open = false
+			}
+		}
+	}
+	return n, nil
+}
