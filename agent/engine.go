@@ -225,7 +225,7 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 				return nil, e.abandon(s, fmt.Errorf("load session %s: the modes of its ancestors: %w", id, err))
 			}
 			s.mu.Lock()
-			s.ceilingMode, s.ceilingApprove = mode, policy
+			s.ceilingMode, s.ceilingApprove, s.upID = mode, policy, c.Parent
 			s.mu.Unlock()
 		}
 	}

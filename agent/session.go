@@ -52,6 +52,10 @@ type Session struct {
 	up             *Session
 	ceilingMode    sandbox.Mode
 	ceilingApprove string
+	// upID is, for a child loaded with no live parent, its parent's id:
+	// should the parent be loaded later, it binds the child from then on
+	// (upSession).
+	upID string
 
 	// depth is the session's delegation depth (0: a top-level session);
 	// child is set for a subagent's session, whose descriptor is written
@@ -237,15 +241,18 @@ func (s *Session) catchUp() {
 // Mode returns the effective sandbox mode: the last sandbox/mode event,
 // else the engine's default, narrowed to every ancestor's current mode
 // (a subagent never runs wider than the sessions above it).
-func (s *Session) Mode() sandbox.Mode {
+func (s *Session) Mode() sandbox.Mode { return s.modeAt(0) }
+
+// modeAt is Mode for a session hops generations below the one asked.
+func (s *Session) modeAt(hops int) sandbox.Mode {
 	s.mu.Lock()
-	mode, ceiling, up := s.ownModeLocked(), s.ceilingMode, s.up
+	mode, ceiling := s.ownModeLocked(), s.ceilingMode
 	s.mu.Unlock()
 	if ceiling != "" {
 		mode = narrowerMode(mode, ceiling)
 	}
-	if up != nil {
-		mode = narrowerMode(mode, up.Mode())
+	if up := s.upSession(hops); up != nil {
+		mode = narrowerMode(mode, up.modeAt(hops+1))
 	}
 	return mode
 }
@@ -261,15 +268,19 @@ func (s *Session) ownModeLocked() sandbox.Mode {
 
 // approval returns the effective approval policy: the session's own,
 // narrowed (to never) by every ancestor's current one.
-func (s *Session) approval() string {
+func (s *Session) approval() string { return s.approvalAt(0) }
+
+// approvalAt is approval for a session hops generations below the one
+// asked.
+func (s *Session) approvalAt(hops int) string {
 	s.mu.Lock()
-	policy, ceiling, up := s.ownApprovalLocked(), s.ceilingApprove, s.up
+	policy, ceiling := s.ownApprovalLocked(), s.ceilingApprove
 	s.mu.Unlock()
 	if ceiling != "" {
 		policy = narrowerPolicy(policy, ceiling)
 	}
-	if up != nil {
-		policy = narrowerPolicy(policy, up.approval())
+	if up := s.upSession(hops); up != nil {
+		policy = narrowerPolicy(policy, up.approvalAt(hops+1))
 	}
 	return policy
 }

@@ -49,26 +49,48 @@ func narrowerPolicy(a, b string) string {
 // the session may exceed, whoever approves it.
 func (s *Session) ancestorsMode() sandbox.Mode {
 	s.mu.Lock()
-	ceiling, up := s.ceilingMode, s.up
+	ceiling := s.ceilingMode
 	s.mu.Unlock()
 	mode := sandbox.DangerFullAccess
 	if ceiling != "" {
 		mode = narrowerMode(mode, ceiling)
 	}
-	if up != nil {
+	if up := s.upSession(0); up != nil {
 		mode = narrowerMode(mode, up.Mode())
 	}
 	return mode
+}
+
+// maxAncestors bounds the walks up a session's ancestors (a cycle of
+// parent ids in damaged logs must not loop forever).
+const maxAncestors = 64
+
+// upSession is the session's live parent: the one that started or loaded
+// it, else — for a child loaded alone — its parent by id, once that has
+// been loaded into this engine too (so its set_mode binds the child
+// already loaded); nil when none is live or hops reached maxAncestors.
+func (s *Session) upSession(hops int) *Session {
+	if hops >= maxAncestors {
+		return nil
+	}
+	s.mu.Lock()
+	up, id := s.up, s.upID
+	s.mu.Unlock()
+	if up != nil || id == "" || id == s.id {
+		return up
+	}
+	s.eng.mu.Lock()
+	p := s.eng.sessions[id]
+	s.eng.mu.Unlock()
+	return p
 }
 
 // descendsFrom reports whether the live session s is a descendant of
 // ancestor through its live parents.
 func (s *Session) descendsFrom(ancestor *Session) bool {
 	cur := s
-	for hops := 0; hops < 64; hops++ {
-		cur.mu.Lock()
-		up := cur.up
-		cur.mu.Unlock()
+	for hops := 0; hops < maxAncestors; hops++ {
+		up := cur.upSession(hops)
 		if up == nil {
 			return false
 		}

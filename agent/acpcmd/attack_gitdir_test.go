@@ -156,7 +156,7 @@ func gdBash(id, command string) standin.Response {
 
 const (
 	gdDenied    = "[sandbox denied: mode workspace-write]"
-	gdProtected = "the workspace's .git and reel's .reel are read-only"
+	gdProtected = "the workspace's .git and the agents' folders (.reel, .dsh, .agents, .claude) are read-only"
 )
 
 // TestAttackGitDirPlantsCode is finding 6 of issue 26: in workspace-write

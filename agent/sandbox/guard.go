@@ -64,6 +64,27 @@ func (g *guard) ReadOnlyDirs() []string {
 	return Protected(g.root)
 }
 
+// Watch implements tools.Sentry: in workspace-write, when the write to
+// path turns the root, which was not one, into a git directory
+// (rootGitDir), the root's HEAD is moved away and the write is refused
+// saying so.
+func (g *guard) Watch(path string) func() error {
+	if g.mode != WorkspaceWrite || rootGitDir(g.root) {
+		return func() error { return nil }
+	}
+	return func() error {
+		if !rootGitDir(g.root) {
+			return nil
+		}
+		head := filepath.Join(g.root, "HEAD")
+		to, err := moveAside(head)
+		if err != nil {
+			return g.Refuse(path, fmt.Sprintf("%s; and %v: do not run git there before checking it", gitDirNote, err))
+		}
+		return g.Refuse(path, fmt.Sprintf("%s; %s was moved to %s", gitDirNote, head, to))
+	}
+}
+
 // Refuse implements tools.Refuser: a refusal the tools found while opening
 // beneath the roots, marked like every denial.
 func (g *guard) Refuse(path, reason string) error {

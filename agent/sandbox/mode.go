@@ -144,7 +144,7 @@ func namesProtected(line string) bool {
 // networkWords mark a denial line (lower-cased) as a refused network
 // access: the wording of the calls and of common tools' messages, with
 // punctuation so that a file name holding "network" does not count.
-var networkWords = [...]string{"connect:", "connect(", "connect to", "bind:", "bind(", "socket:", "socket(", "/dev/tcp/", "/dev/udp/", "dial tcp"}
+var networkWords = [...]string{"connect:", "connect(", "connect to", "bind:", "bind(", "socket:", "socket(", "sendto:", "sendto(", "sendmsg:", "sendmsg(", "/dev/tcp/", "/dev/udp/", "dial tcp"}
 
 // The denial notes: what DenialNote says the sandbox blocked.
 const (
@@ -152,7 +152,7 @@ const (
 	// read-only, any write).
 	DeniedWrite = "a write outside the writable roots"
 	// DeniedProtected is a write to the read-only .git or .reel.
-	DeniedProtected = "a write to the workspace's .git or .reel (the workspace's .git and reel's .reel are read-only in workspace-write: git and reel run what they hold outside the sandbox; changing them needs an approved escalation)"
+	DeniedProtected = "a write to the workspace's .git or an agent's folder (the workspace's .git and the agents' folders (.reel, .dsh, .agents, .claude) are read-only in workspace-write: git and the agents run what they hold outside the sandbox; changing them needs an approved escalation)"
 	// DeniedNetwork is a TCP connect or bind with the network off.
 	DeniedNetwork = "a network connection or bind (the network is switched off)"
 )

@@ -76,6 +76,15 @@ func bindReadOnly(p string) error {
 	return nil
 }
 
+// rootWatch is what sandbox-exec recorded of the workspace root when the
+// command started: its protected names, and whether the root itself was a
+// git directory (rootGitDir).
+type rootWatch struct {
+	root    string
+	entries []rootEntry
+	gitDir  bool
+}
+
 // rootEntry identifies what a protected name at the workspace root was
 // when the command started.
 type rootEntry struct {
@@ -84,28 +93,43 @@ type rootEntry struct {
 	dev, ino uint64
 }
 
-// watchRoot records the protected names directly at root (.git, .reel).
-func watchRoot(root string) []rootEntry {
-	var out []rootEntry
+// watchRoot records the protected names directly at root (.git, .reel,
+// …) and whether root is itself a git directory.
+func watchRoot(root string) *rootWatch {
+	w := &rootWatch{root: filepath.Clean(root), gitDir: rootGitDir(root)}
 	for _, n := range protectedNames {
 		e := rootEntry{path: filepath.Join(filepath.Clean(root), n)}
 		var st unix.Stat_t
 		if unix.Lstat(e.path, &st) == nil {
 			e.exists, e.dev, e.ino = true, st.Dev, st.Ino
 		}
-		out = append(out, e)
+		w.entries = append(w.entries, e)
 	}
-	return out
+	return w
 }
 
 // quarantine moves each protected name at the root that the command
 // created (absent, or another file, when it started) to a name git and
 // reel do not look at, and says so on stderr, so that the user's next git
 // command does not run what the command planted in a git directory of its
-// own. It reports whether it moved anything.
-func quarantine(entries []rootEntry) bool {
+// own; and when the command made the root itself a git directory, it
+// moves the root's HEAD away likewise. It reports whether it moved
+// anything. A nil w (no mode to watch) moves nothing.
+func quarantine(w *rootWatch) bool {
+	if w == nil {
+		return false
+	}
 	moved := false
-	for _, e := range entries {
+	if !w.gitDir && rootGitDir(w.root) {
+		head := filepath.Join(w.root, "HEAD")
+		if to, err := moveAside(head); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: could not move %s out of the way: %v; %s: do not run git there before checking it\n", QuarantineNote, head, err, gitDirNote)
+		} else {
+			fmt.Fprintf(os.Stderr, "%s %s to %s: %s\n", QuarantineNote, head, to, gitDirNote)
+		}
+		moved = true
+	}
+	for _, e := range w.entries {
 		var st unix.Stat_t
 		if unix.Lstat(e.path, &st) != nil || e.exists && st.Dev == e.dev && st.Ino == e.ino {
 			continue
@@ -118,7 +142,7 @@ func quarantine(entries []rootEntry) bool {
 			moved = true
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "%s %s, which the command created, to %s: the workspace's .git and reel's .reel are read-only in workspace-write (git would run its config and hooks outside the sandbox); creating them needs an approved escalation\n", QuarantineNote, e.path, to)
+		fmt.Fprintf(os.Stderr, "%s %s, which the command created, to %s: the workspace's .git and the agents' folders (.reel, .dsh, .agents, .claude) are read-only in workspace-write (git and the agents would run what they hold outside the sandbox); creating them needs an approved escalation\n", QuarantineNote, e.path, to)
 		moved = true
 	}
 	return moved
@@ -137,7 +161,7 @@ func userNSAttr() (*syscall.SysProcAttr, error) {
 	}
 	for _, f := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/kernel/unprivileged_userns_clone"} {
 		if b, err := os.ReadFile(f); err == nil && len(b) > 0 && b[0] == '0' {
-			return nil, fmt.Errorf("sandbox: workspace-write keeps the workspace's .git and .reel read-only with a private mount namespace, which needs reel to run as root or unprivileged user namespaces (%s is 0); nothing was run", f)
+			return nil, fmt.Errorf("sandbox: workspace-write keeps the workspace's .git and the agents' folders read-only with a private mount namespace, and --network off runs commands in a private network namespace; both need reel to run as root or unprivileged user namespaces (%s is 0); nothing was run", f)
 		}
 	}
 	uid, gid := os.Geteuid(), os.Getegid()

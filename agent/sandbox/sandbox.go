@@ -255,7 +255,7 @@ func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 			args = append(args, "--tmp", tmp)
 		}
 		var attr *syscall.SysProcAttr
-		if mode == WorkspaceWrite {
+		if mode == WorkspaceWrite || !s.network && mode != DangerFullAccess {
 			if attr, err = userNSAttr(); err != nil {
 				return nil, err
 			}
@@ -291,7 +291,7 @@ func describe(mode Mode, abi int, network bool) string {
 	case ReadOnly:
 		text = "Commands and file tools may read and execute anything but write nothing (only /dev/null and similar devices)."
 	case WorkspaceWrite:
-		text = "Commands and file tools may read and execute anything but write only under the working directory and the sandbox temp directory ($TMPDIR in commands); writes elsewhere are denied. The working directory's .git and .reel are read-only, because git and reel run what they hold outside the sandbox: git commands that write them (add, commit, config) fail, a .git or .reel a command creates there is moved away when it ends, and such a change needs an approved escalation."
+		text = "Commands and file tools may read and execute anything but write only under the working directory and the sandbox temp directory ($TMPDIR in commands); writes elsewhere are denied. The working directory's .git and the agents' folders .reel, .dsh, .agents and .claude are read-only, because git and the agents run what they hold outside the sandbox: git commands that write them (add, commit, config) fail, one a command creates there is moved away when it ends (as is a HEAD that makes the working directory itself a git directory), and such a change needs an approved escalation."
 	case DangerFullAccess:
 		return "Nothing is confined: commands and file tools may change anything the user can."
 	default:
@@ -310,7 +310,7 @@ func describe(mode Mode, abi int, network bool) string {
 	case abi < minNetworkABI:
 		text += fmt.Sprintf(" "+NetworkOffNote+", but Landlock ABI %d cannot deny it: commands in this mode fail with %s and do not run.", abi, UnavailableMarker)
 	default:
-		text += " " + NetworkOffNote + ": commands cannot connect or bind TCP sockets (other protocols such as UDP are not confined)."
+		text += " " + NetworkOffNote + ": commands cannot connect or bind TCP sockets, and run in a network namespace of their own with no network interface up (UNIX sockets by path still reach local services)."
 	}
 	return text
 }

@@ -151,7 +151,8 @@ func copyFile(t *testing.T, src, dst string, perm os.FileMode) {
 // with .git a gitdir file (a worktree: its git dir and common dir).
 func TestProtected(t *testing.T) {
 	root := realTempDir(t)
-	if got, want := Protected(root), []string{root + "/.git", root + "/.reel"}; strings.Join(got, " ") != strings.Join(want, " ") {
+	names := []string{root + "/.git", root + "/.reel", root + "/.dsh", root + "/.agents", root + "/.claude"}
+	if got, want := Protected(root), names; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("no .git: Protected = %v, want %v", got, want)
 	}
 	main := realTempDir(t)
@@ -161,7 +162,7 @@ func TestProtected(t *testing.T) {
 	}
 	writeFile(t, gitdir, "commondir", "../..\n")
 	writeFile(t, root, ".git", "gitdir: "+gitdir+"\n")
-	want := []string{root + "/.git", root + "/.reel", gitdir, filepath.Join(main, ".git")}
+	want := append(names, gitdir, filepath.Join(main, ".git"))
 	if got := Protected(root); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf(".git file: Protected = %v, want %v", got, want)
 	}

@@ -43,13 +43,20 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: prctl(PR_SET_CHILD_SUBREAPER): %w", ErrSetup, err)
 	}
-	var watched []rootEntry
+	var watched *rootWatch
 	if a.mode == WorkspaceWrite {
 		// Before the capabilities go: the mounts need CAP_SYS_ADMIN.
 		if err := shield(a.root); err != nil {
 			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 		}
 		watched = watchRoot(a.root)
+	}
+	if !a.network && a.mode != DangerFullAccess {
+		// Before the capabilities go: a network namespace needs
+		// CAP_SYS_ADMIN.
+		if err := isolateNetwork(); err != nil {
+			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
+		}
 	}
 	if a.mode != DangerFullAccess {
 		// No capability survives into a confined program, even when reel

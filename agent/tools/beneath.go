@@ -81,9 +81,16 @@ func (e *Env) rewriteConfined(p string, roots []string, create bool, how resolve
 			ro = append(ro, resolvedDir(d))
 		}
 	}
+	check := func() error { return nil }
+	if s, ok := e.Guard.(Sentry); ok {
+		check = s.Watch(p)
+	}
 	old, updated, after, err := rewriteBeneath(p, root, rel, create, how, ro, change)
 	if r, ok := errors.AsType[*refusal](err); ok {
 		return nil, "", FileVersion{}, e.refuse(p, r.reason)
+	}
+	if cerr := check(); cerr != nil {
+		return nil, "", FileVersion{}, cerr
 	}
 	return old, updated, after, err
 }

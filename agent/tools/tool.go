@@ -144,9 +144,22 @@ type Shield interface {
 	ReadOnlyDirs() []string
 }
 
+// Sentry is implemented by a [Guard] that watches the workspace root for
+// a change that would run outside the sandbox later and that no single
+// path names (in workspace-write: HEAD, objects and refs making the root
+// itself a git directory, possibly through a link made earlier). write
+// and edit call Watch(path) before they change path and the function it
+// returns after the change; that function undoes what it must and
+// returns the error that becomes the call's result, nil when nothing
+// happened.
+type Sentry interface {
+	// Watch records the root's state before a write to path.
+	Watch(path string) func() error
+}
+
 // ReadOnlyReason is the reason every refusal of a write into a [Shield]'s
 // read-only directories gives, for the model.
-const ReadOnlyReason = "the workspace's .git and reel's .reel are read-only in workspace-write, because what they hold (git hooks and config, project skills) runs outside the sandbox later; if the user's task needs this change, retry the single call with sandbox_permissions danger-full-access and a justification"
+const ReadOnlyReason = "the workspace's .git and the agents' folders (.reel, .dsh, .agents, .claude) are read-only in workspace-write, because what they hold (git hooks and config, project skills, agent settings) runs outside the sandbox later; if the user's task needs this change, retry the single call with sandbox_permissions danger-full-access and a justification"
 
 // GuardFunc adapts a function to the [Guard] interface.
 type GuardFunc func(path string) ([]string, error)
