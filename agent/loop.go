@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -283,18 +285,43 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	limit := r.e.maxResponseBytes()
 	budget := newResponseBudget(limit)
 	merger := newDeltaMerger()
+	// deltaTypes is the type of the deltas streamed at each block index;
+	// unfilled marks the text and reasoning blocks whose block-end the
+	// stream leaves empty, to be encoded straight from the logged deltas.
+	deltaTypes, unfilled := map[int]string{}, map[int]bool{}
 	if f, ok := stream.(llm.BlockFiller); ok {
 		// The stream need not accumulate its blocks: every delta is
 		// logged (or held by the merger), and the block-ends are built
-		// from there.
-		f.FillBlocks(func(i int) string { return r.blockPayload(res, merger, i) })
+		// from there. A text or reasoning block-end is encoded as it is
+		// logged, from the logged deltas, without its text as a string
+		// (a long answer would be held once more).
+		f.FillBlocks(func(i int) string {
+			switch deltaTypes[i] {
+			case llm.ChunkTextDelta, llm.ChunkReasoningDelta:
+				unfilled[i] = true
+				return ""
+			}
+			return r.blockPayload(res, merger, i)
+		})
 	}
+	// endEnc is the block member of the block-end chunk logChunks logged
+	// last (nil after any other chunk): the assembler keeps it, shared
+	// with the log, instead of the block's text.
+	var endEnc json.RawMessage
 	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
 		for _, c := range cs {
-			data, err := chunkData(r.turn, step, c)
+			var data encodedData
+			var err error
+			if c.Type == llm.ChunkBlockEnd && unfilled[c.Index] {
+				delete(unfilled, c.Index)
+				data, err = r.unfilledBlockEnd(res, step, c)
+			} else {
+				data, err = chunkData(r.turn, step, c)
+			}
 			if err != nil {
 				return fmt.Errorf("%s: encode chunk: %w", where, err)
 			}
+			endEnc = blockMember(c, data)
 			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, data, nil, nil)
 			if err != nil {
 				return err
@@ -323,10 +350,19 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 			c = llm.Chunk{Type: llm.ChunkFinish, Reason: &llm.FinishReason{Kind: llm.FinishMaxTokens}}
 			r.e.log.Warn("model response over the byte cap: stream stopped", "session", r.s.id, "turn", r.turn, "step", step, "limit", limit)
 		}
+		if _, ok := deltaPayload(c); ok {
+			deltaTypes[c.Index] = c.Type
+		}
 		if err := logChunks(ctx, merger.add(c)); err != nil {
 			return res, err
 		}
-		d, err := res.asm.Add(c)
+		var d llm.Delta
+		if endEnc != nil && c.Type == llm.ChunkBlockEnd {
+			d, err = res.asm.AddEnd(c, endEnc)
+		} else {
+			d, err = res.asm.Add(c)
+		}
+		endEnc = nil
 		switch d.Type {
 		case llm.BlockText:
 			r.c.Updates.Text(ctx, d.Text)
@@ -380,10 +416,12 @@ func (r *run) wholeAssembly(res *callResult) error {
 
 // blockPayload is the text or arguments of every delta at block index i
 // of the call so far, in order: the logged ones, then the merge the merger
-// still holds.
+// m still holds (when m is not nil).
 func (r *run) blockPayload(res *callResult, m *deltaMerger, i int) string {
 	var sb strings.Builder
-	sb.Grow(m.streamed[i])
+	if m != nil {
+		sb.Grow(m.streamed[i])
+	}
 	for k, raw := range r.s.eventData(res.chunkSeqs) {
 		var d struct {
 			Chunk llm.Chunk `json:"chunk"`
@@ -396,10 +434,103 @@ func (r *run) blockPayload(res *callResult, m *deltaMerger, i int) string {
 			sb.WriteString(p)
 		}
 	}
-	if m.holding && m.held.Index == i {
+	if m != nil && m.holding && m.held.Index == i {
 		sb.Write(m.payload)
 	}
 	return sb.String()
+}
+
+// unfilledBlockEnd is the data of the block-end chunk c of a text or
+// reasoning block that the stream left empty: c with its block's text, the
+// text of every logged delta at c's index in order, encoded piece by piece
+// into one buffer sized up front. Every logged delta is already logged
+// (the merger logs what it holds before c), and each piece decoded from
+// the log is valid UTF-8, so escaping it piece by piece gives the bytes
+// escaping the whole text would. The text is never held as a string.
+func (r *run) unfilledBlockEnd(res *callResult, step int, c llm.Chunk) (encodedData, error) {
+	if c.Raw != nil || c.Block == nil || c.Block.Raw != nil || c.Block.Text != "" ||
+		(c.Block.Type != llm.BlockText && c.Block.Type != llm.BlockReasoning) {
+		return chunkData(r.turn, step, c)
+	}
+	empty, err := chunkData(r.turn, step, c)
+	if err != nil {
+		return nil, err
+	}
+	const tail = `"}}}` // closes the text, the block, the chunk and the data
+	if !bytes.HasSuffix(empty, []byte(`"`+tail)) {
+		return nil, fmt.Errorf("block-end %d: unexpected encoding %.80q", c.Index, empty)
+	}
+	datas := r.s.eventData(res.chunkSeqs)
+	n := len(empty)
+	for _, raw := range datas {
+		n += len(raw) // bounds the escaped text the delta adds
+	}
+	// A delta this call logged typed is its head and a JSON string: its
+	// escaped text is copied as it is (the bytes escaping its decoded
+	// text again would give).
+	var heads [2][]byte
+	for j, t := range []string{llm.ChunkTextDelta, llm.ChunkReasoningDelta} {
+		h, err := chunkData(r.turn, step, llm.Chunk{Type: t, Index: c.Index})
+		if err != nil {
+			return nil, err
+		}
+		heads[j] = h[:len(h)-len(`"}}`)]
+	}
+	b := append(make([]byte, 0, n), empty[:len(empty)-len(tail)]...)
+	for k, raw := range datas {
+		if body, ok := escapedText(raw, heads[:]); ok {
+			b = append(b, body...)
+			continue
+		}
+		var d struct {
+			Chunk llm.Chunk `json:"chunk"`
+		}
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("block-end %d: decode logged chunk %d: %w", c.Index, res.chunkSeqs[k], err)
+		}
+		p, ok := deltaPayload(d.Chunk)
+		if !ok || d.Chunk.Index != c.Index {
+			continue
+		}
+		if !utf8.ValidString(p) {
+			// Not from a decoded log; escape the whole text at once.
+			blk := *c.Block
+			blk.Text = r.blockPayload(res, nil, c.Index)
+			c.Block = &blk
+			return chunkData(r.turn, step, c)
+		}
+		start := len(b)
+		b = sessionlog.AppendString(b, p)
+		// Drop the quotes AppendString puts around the piece.
+		copy(b[start:], b[start+1:len(b)-1])
+		b = b[:len(b)-2]
+	}
+	return append(b, tail...), nil
+}
+
+// escapedText is the escaped text of a logged delta whose data is one of
+// heads (up to the text's opening quote), a JSON string's body and the
+// closing `"}}`, with no unescaped quote in the body; ok is false for any
+// other data.
+func escapedText(raw []byte, heads [][]byte) (body []byte, ok bool) {
+	for _, h := range heads {
+		if len(raw) < len(h)+3 || !bytes.HasPrefix(raw, h) || !bytes.HasSuffix(raw, []byte(`"}}`)) {
+			continue
+		}
+		body = raw[len(h) : len(raw)-3]
+		for i := 0; i < len(body); i++ {
+			switch body[i] {
+			case '\\':
+				if i++; i == len(body) {
+					return nil, false // the closing quote is escaped
+				}
+			case '"':
+				return nil, false
+			}
+		}
+		return body, true
+	}
+	return nil, false
 }
 
 // chunkData is the data of the assistant/chunk that logs c, encoded once
@@ -416,6 +547,28 @@ func chunkData(turn, step int, c llm.Chunk) (encodedData, error) {
 		return nil, err
 	}
 	return append(b, '}'), nil
+}
+
+// blockMember is the block member of data, the logged data of the
+// block-end chunk c as [chunkData] encodes it (a subslice, shared), or nil
+// when c is not a block-end encoded from its block.
+func blockMember(c llm.Chunk, data encodedData) json.RawMessage {
+	if c.Type != llm.ChunkBlockEnd || c.Raw != nil || c.Block == nil {
+		return nil
+	}
+	// data is the head, the chunk {"type":"block-end","index":N,"block":…}
+	// and the closing brace: the block member is the chunk's last.
+	const key = `,"block":`
+	i := bytes.Index(data, []byte(`{"type":"block-end","index":`))
+	if i < 0 {
+		return nil
+	}
+	j := bytes.Index(data[i:], []byte(key))
+	if j < 0 || !bytes.HasSuffix(data, []byte("}}")) {
+		return nil
+	}
+	enc := data[i+j+len(key) : len(data)-2]
+	return json.RawMessage(enc[:len(enc):len(enc)])
 }
 
 // encodedData is an event's data already encoded. Appended to nothing it

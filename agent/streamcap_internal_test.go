@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reel-agent/reel/agent/llm"
+	"github.com/reel-agent/reel/sessionlog"
 )
 
 // TestResponseBudget: every kind of content counts against the cap once (a
@@ -122,6 +123,85 @@ func TestDeltaMergerIdempotent(t *testing.T) {
 			twice := run(once)
 			if len(twice) != len(once) || text(twice) != text(once) {
 				t.Errorf("merging the merged stream again gives %d chunks, not the same %d", len(twice), len(once))
+			}
+		})
+	}
+}
+
+// TestBlockMember checks that the block member found in a logged
+// block-end's data is its block's encoding, shared with the data, and that
+// no other chunk has one.
+func TestBlockMember(t *testing.T) {
+	tests := []struct {
+		name string
+		c    llm.Chunk
+		want string // "" for none
+	}{
+		{"text", llm.Chunk{Type: llm.ChunkBlockEnd, Index: 3, Block: &llm.Block{Type: llm.BlockText, Text: `say "block":{}}`}},
+			`{"type":"text","text":"say \"block\":{}}"}`},
+		{"tool call", llm.Chunk{Type: llm.ChunkBlockEnd, Block: &llm.Block{Type: llm.BlockToolCall, ID: "c", Name: "n", Arguments: "{}"}},
+			`{"type":"tool-call","id":"c","name":"n","arguments":"{}"}`},
+		{"delta", llm.Chunk{Type: llm.ChunkTextDelta, Text: `,"block":{}}`}, ""},
+		{"raw chunk", llm.Chunk{Type: llm.ChunkBlockEnd, Raw: []byte(`{"type":"block-end","index":0,"block":{"type":"x"},"more":1}`), Block: &llm.Block{Type: "x"}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := chunkData(2, 5, tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := blockMember(tt.c, data)
+			if string(got) != tt.want {
+				t.Fatalf("block member of %s: got %s, want %q", data, got, tt.want)
+			}
+			if got != nil && &got[0] != &data[len(data)-2-len(got)] {
+				t.Errorf("the block member is a copy, not the data's bytes")
+			}
+		})
+	}
+}
+
+// TestEscapedText checks that the escaped text copied from a logged delta
+// is what escaping its decoded text gives, and that data of any other form
+// is left to decoding.
+func TestEscapedText(t *testing.T) {
+	heads := [][]byte{[]byte(`{"turn":1,"step":2,"chunk":{"type":"text-delta","index":0,"text":"`)}
+	tests := []struct {
+		name string
+		c    llm.Chunk
+		ok   bool
+	}{
+		{"plain", llm.Chunk{Type: llm.ChunkTextDelta, Text: "hello"}, true},
+		{"escapes", llm.Chunk{Type: llm.ChunkTextDelta, Text: "a\"b\\\n\x01\u2028é\xff"}, true},
+		{"ends in a backslash", llm.Chunk{Type: llm.ChunkTextDelta, Text: `x\`}, true},
+		{"empty", llm.Chunk{Type: llm.ChunkTextDelta}, true},
+		{"other index", llm.Chunk{Type: llm.ChunkTextDelta, Index: 1, Text: "x"}, false},
+		{"reasoning", llm.Chunk{Type: llm.ChunkReasoningDelta, Text: "x"}, false},
+		{"raw with more members", llm.Chunk{Type: llm.ChunkTextDelta, Raw: []byte(`{"type":"text-delta","index":0,"text":"a","x":"b"}`)}, false},
+		{"raw with an escaped closing quote", llm.Chunk{Type: llm.ChunkTextDelta, Raw: []byte(`{"type":"text-delta","index":0,"text":"a\"}`)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := chunkData(1, 2, tt.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, ok := escapedText(data, heads)
+			if ok != tt.ok {
+				t.Fatalf("escapedText(%s): ok %v, want %v", data, ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			var d struct {
+				Chunk llm.Chunk `json:"chunk"`
+			}
+			if err := json.Unmarshal(data, &d); err != nil {
+				t.Fatal(err)
+			}
+			want := sessionlog.AppendString(nil, d.Chunk.Text)
+			if got := `"` + string(body) + `"`; got != string(want) {
+				t.Errorf("escaped text %s, want %s", got, want)
 			}
 		})
 	}

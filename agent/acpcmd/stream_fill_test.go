@@ -1,6 +1,7 @@
 package acpcmd_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -66,6 +67,17 @@ func TestLongAnswerBlockEnds(t *testing.T) {
 					}
 					if got := c.Block.Text + c.Block.Arguments; got != want {
 						t.Errorf("step %d block %d: block-end holds %d bytes, its deltas %d (differ)", k.step, k.index, len(got), len(want))
+					}
+					// Its bytes are those of encoding the block whole (the
+					// agent encodes a text block-end from the logged deltas).
+					var raw struct {
+						Chunk json.RawMessage `json:"chunk"`
+					}
+					if err := json.Unmarshal(e.Data, &raw); err != nil {
+						t.Fatal(err)
+					}
+					if enc, err := c.AppendJSON(nil); err != nil || !bytes.Equal(enc, raw.Chunk) {
+						t.Errorf("step %d block %d: the logged block-end is not its block encoded whole (%v)", k.step, k.index, err)
 					}
 				}
 			}

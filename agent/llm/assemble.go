@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/reel-agent/reel/sessionlog"
 )
 
 // ErrNoFinish is returned by [Assembler.Finish] when the stream
@@ -65,6 +67,9 @@ type asmBlock struct {
 	id, name string
 	args     strings.Builder
 	end      *Block // the last block-end's block, copied
+	// enc, set by AddEnd for a text or reasoning block-end, is the
+	// encoding of end, whose Text is then dropped.
+	enc json.RawMessage
 }
 
 // SkipDeltaText makes a fresh Assembler not keep the text and arguments
@@ -101,6 +106,34 @@ func (a *Assembler) Whole() bool {
 		}
 	}
 	return true
+}
+
+// AddEnd applies the block-end chunk c as [Assembler.Add] does, where enc
+// is the encoding of c.Block as the chunk's JSON carries it (for instance
+// the block member of the logged chunk, shared). When c finishes a text or
+// reasoning block, the Assembler then keeps enc instead of the block's
+// text: [Assembler.Blocks] gives that block with Raw set to enc (the bytes
+// its typed form encodes to), [Assembler.Parts] gives enc itself, and
+// [Assembler.Text] decodes it. A caller that keeps the chunk anyway so
+// holds a long answer once, not once more as a string. Any other chunk, or
+// an enc that does not begin and end as the encoding of a text or
+// reasoning block does, is applied as by Add; enc is not checked further.
+func (a *Assembler) AddEnd(c Chunk, enc json.RawMessage) (Delta, error) {
+	d, err := a.Add(c)
+	if err != nil || c.Type != ChunkBlockEnd || c.Block == nil || c.Block.Raw != nil {
+		return d, err
+	}
+	b := a.byIndex[c.Index]
+	if b == nil || b.end == nil || (b.end.Type != BlockText && b.end.Type != BlockReasoning) {
+		return d, err
+	}
+	head := sessionlog.AppendString(append(make([]byte, 0, 32), `{"type":`...), b.end.Type)
+	head = append(head, `,"text":"`...)
+	if !bytes.HasPrefix(enc, head) || !bytes.HasSuffix(enc, []byte(`"}`)) {
+		return d, err
+	}
+	b.end.Text, b.enc = "", enc
+	return d, err
 }
 
 // Delta is what one chunk adds to what a user interface shows as the
@@ -161,7 +194,7 @@ func (a *Assembler) Add(c Chunk) (Delta, error) {
 			end := *c.Block
 			end.Raw = bytes.Clone(c.Block.Raw)
 			streamed := b.textLen > 0 || b.end != nil
-			b.end = &end
+			b.end, b.enc = &end, nil
 			// What the deltas built is not read again once a block-end of
 			// a known type stands for the block: let it go (a long answer
 			// is otherwise held twice, here and in the block-end).
@@ -234,6 +267,9 @@ func (b *asmBlock) block() Block {
 	if e := b.end; e != nil {
 		switch e.Type {
 		case BlockText, BlockReasoning:
+			if b.enc != nil {
+				return Block{Type: e.Type, Raw: b.enc}
+			}
 			return Block{Type: e.Type, Text: e.Text}
 		case BlockToolCall:
 			return Block{Type: BlockToolCall, ID: e.ID, Name: e.Name, Arguments: e.Arguments}
@@ -253,7 +289,9 @@ func (b *asmBlock) block() Block {
 
 // Blocks returns the finished blocks in the order they were opened. Each is
 // a text, reasoning or tool-call block, or a block of another type kept
-// verbatim in Raw (from a block-end); Raw is nil for the known types.
+// verbatim in Raw (from a block-end); Raw is nil for the known types,
+// except a text or reasoning block finished by [Assembler.AddEnd], which
+// gives the encoding it keeps instead of its Text.
 func (a *Assembler) Blocks() []Block {
 	out := make([]Block, len(a.blocks))
 	for i, b := range a.blocks {
@@ -298,9 +336,18 @@ func (a *Assembler) Content() json.RawMessage {
 func (a *Assembler) Text() string {
 	var sb strings.Builder
 	for _, b := range a.blocks {
-		if blk := b.block(); blk.Type == BlockText {
-			sb.WriteString(blk.Text)
+		blk := b.block()
+		if blk.Type != BlockText {
+			continue
 		}
+		if blk.Raw != nil {
+			var d struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(blk.Raw, &d) // AddEnd's enc is a text block's encoding
+			blk.Text = d.Text
+		}
+		sb.WriteString(blk.Text)
 	}
 	return sb.String()
 }

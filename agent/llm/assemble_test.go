@@ -642,3 +642,79 @@ func FuzzAssembler(f *testing.F) {
 		compareWithRef(t, in)
 	})
 }
+
+// TestAssemblerAddEnd checks that an Assembler given each block-end's
+// encoding (AddEnd) assembles what Add does — the same parts byte for byte,
+// the same text and tool calls — and keeps the encoding, not the text, of
+// the text and reasoning blocks.
+func TestAssemblerAddEnd(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines string
+		kept  int // blocks kept as their encoding
+	}{
+		{"text", `
+			{"type":"text-delta","index":0,"text":"Hel"}
+			{"type":"text-delta","index":0,"text":"lo \"you\"\n\u00e9"}
+			{"type":"block-end","index":0,"block":{"type":"text","text":"Hello \"you\"\n\u00e9"}}
+			{"type":"finish","reason":{"kind":"stop"}}`, 1},
+		{"reasoning, text and a tool call", `
+			{"type":"reasoning-delta","index":0,"text":"hmm"}
+			{"type":"text-delta","index":1,"text":"ok"}
+			{"type":"tool-call-delta","index":2,"id":"c1","name":"bash","argumentsDelta":"{}"}
+			{"type":"block-end","index":0,"block":{"type":"reasoning","text":"hmm"}}
+			{"type":"block-end","index":1,"block":{"type":"text","text":"ok"}}
+			{"type":"block-end","index":2,"block":{"type":"tool-call","id":"c1","name":"bash","arguments":"{}"}}
+			{"type":"finish","reason":{"kind":"tool-calls"}}`, 2},
+		{"a later block-end wins", `
+			{"type":"text-delta","index":0,"text":"a"}
+			{"type":"block-end","index":0,"block":{"type":"text","text":"a"}}
+			{"type":"block-end","index":0,"block":{"type":"tool-call","id":"c","name":"n","arguments":"x"}}
+			{"type":"finish","reason":{"kind":"stop"}}`, 0},
+		{"an unknown block type", `
+			{"type":"block-end","index":0,"block":{"type":"image","url":"u"}}
+			{"type":"finish","reason":{"kind":"stop"}}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var plain, shared Assembler
+			for _, c := range chunks(t, tt.lines) {
+				pd, perr := plain.Add(c)
+				var enc json.RawMessage
+				if c.Type == ChunkBlockEnd {
+					whole, err := c.AppendJSON(nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					i := bytes.Index(whole, []byte(`,"block":`))
+					enc = whole[i+len(`,"block":`) : len(whole)-1]
+				}
+				sd, serr := shared.AddEnd(c, enc)
+				if pd != sd || (perr == nil) != (serr == nil) {
+					t.Fatalf("chunk %s: Add gave %+v, %v; AddEnd %+v, %v", c.Type, pd, perr, sd, serr)
+				}
+			}
+			if got, want := shared.Content(), plain.Content(); !bytes.Equal(got, want) {
+				t.Errorf("content:\n got %s\nwant %s", got, want)
+			}
+			if got, want := shared.Text(), plain.Text(); got != want {
+				t.Errorf("text: got %q, want %q", got, want)
+			}
+			if got, want := shared.ToolCalls(), plain.ToolCalls(); !reflect.DeepEqual(got, want) {
+				t.Errorf("tool calls: got %+v, want %+v", got, want)
+			}
+			kept := 0
+			for i, b := range shared.Blocks() {
+				if b.Raw != nil && (b.Type == BlockText || b.Type == BlockReasoning) {
+					kept++
+					if b.Text != "" || shared.blocks[i].end.Text != "" {
+						t.Errorf("block %d keeps its text besides its encoding", i)
+					}
+				}
+			}
+			if kept != tt.kept {
+				t.Errorf("%d blocks kept as their encoding, want %d", kept, tt.kept)
+			}
+		})
+	}
+}

@@ -78,6 +78,7 @@ func (s *stream) Next() (llm.Chunk, error) {
 		s.pull()
 	}
 	c := s.pending[0]
+	s.pending[0] = llm.Chunk{} // a block-end's text is not kept alive by the queue
 	s.pending = s.pending[1:]
 	return c, nil
 }
