@@ -27,8 +27,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	reelExe = filepath.Join(dir, "reel")
-	if raceEnv != "" {
-		// Every reel started with the test's environment inherits it.
+	if _, set := os.LookupEnv("GORACE"); raceEnv != "" && !set {
+		// Every reel started with the test's environment inherits it (a
+		// GORACE of the caller's is kept).
 		k, v, _ := strings.Cut(raceEnv, "=")
 		if err := os.Setenv(k, v); err != nil {
 			fmt.Fprintln(os.Stderr, err)
