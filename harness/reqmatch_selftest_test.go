@@ -58,18 +58,7 @@ func TestRequestMatchCatchesSourceBug(t *testing.T) {
 					t.Fatalf("copy %s: %v\n%s", name, err, out)
 				}
 			}
-			patch := filepath.Join(root, "harness", "testdata", "reqmatch", c.patch+".patch")
-			apply := exec.Command("patch", "-p1", "-i", patch)
-			apply.Dir = tmp
-			if out, err := apply.CombinedOutput(); err != nil {
-				t.Fatalf("apply %s: %v\n%s", patch, err, out)
-			}
-			exe := filepath.Join(tmp, "reel")
-			build := exec.Command("go", "build", "-o", exe, "./cmd/reel")
-			build.Dir = tmp
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("build the patched reel: %v\n%s", err, out)
-			}
+			exe := buildPatched(t, root, tmp, filepath.Join(root, "harness", "testdata", "reqmatch", c.patch+".patch"))
 			run := exec.Command(exe, "snapshot", "-j", "1", "-run", "^"+c.fixture+"$")
 			run.Dir = tmp
 			out, err := run.CombinedOutput()

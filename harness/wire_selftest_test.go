@@ -53,18 +53,7 @@ func TestWireCatchesSourceBugs(t *testing.T) {
 					t.Fatalf("copy %s: %v\n%s", name, err, out)
 				}
 			}
-			patch := filepath.Join(root, "harness", "testdata", "wire", c.patch)
-			apply := exec.Command("patch", "-p1", "-i", patch)
-			apply.Dir = tmp
-			if out, err := apply.CombinedOutput(); err != nil {
-				t.Fatalf("apply %s: %v\n%s", patch, err, out)
-			}
-			exe := filepath.Join(tmp, "reel")
-			build := exec.Command("go", "build", "-o", exe, "./cmd/reel")
-			build.Dir = tmp
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("build the patched reel: %v\n%s", err, out)
-			}
+			exe := buildPatched(t, root, tmp, filepath.Join(root, "harness", "testdata", "wire", c.patch))
 			out, err := exec.Command(exe, "snapshot", "--corpus", corpus, "-j", "1", "-run", "^"+c.scenario+"$").CombinedOutput()
 			if err == nil {
 				t.Fatalf("the reel patched with %s passed %s:\n%s", c.patch, c.scenario, out)

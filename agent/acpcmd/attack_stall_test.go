@@ -40,7 +40,7 @@ func startStalling(t *testing.T, dir string, env []string, args ...string) *stal
 		t.Fatal(err)
 	}
 	cmd := exec.Command(reelExe, args...)
-	cmd.Dir, cmd.Env, cmd.Stdout = dir, env, wr
+	cmd.Dir, cmd.Env, cmd.Stdout = dir, withRaceEnv(env), wr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -240,7 +240,7 @@ func TestHelp(t *testing.T) {
 	for _, arg := range []string{"-h", "--help"} {
 		t.Run(arg, func(t *testing.T) {
 			cmd := exec.Command(reelExe, "acp", arg)
-			cmd.Env = baseEnv(t)
+			cmd.Env = withRaceEnv(baseEnv(t))
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()

@@ -27,6 +27,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	reelExe = filepath.Join(dir, "reel")
+	if _, set := os.LookupEnv("GORACE"); raceEnv != "" && !set {
+		// Every reel started with the test's environment inherits it (a
+		// GORACE of the caller's is kept).
+		k, v, _ := strings.Cut(raceEnv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	args := []string{"build", "-o", reelExe}
 	if raceBuild {
 		// A data race in reel exits it with status 66 and a report on
@@ -43,6 +52,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// withRaceEnv is env with raceEnv added (when the tests run under the race
+// detector) for a reel process started with an environment of its own.
+func withRaceEnv(env []string) []string {
+	if raceEnv == "" || env == nil { // nil inherits the test's, set in TestMain
+		return env
+	}
+	return append(env[:len(env):len(env)], raceEnv)
 }
 
 // fixture returns the path of a committed fixture file.
@@ -169,7 +187,7 @@ func startProc(t *testing.T, dir string, env []string, args ...string) *proc {
 func startProcWith(t *testing.T, dir string, env []string, prep func(*exec.Cmd), args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(reelExe, args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, withRaceEnv(env)
 	if prep != nil {
 		prep(cmd)
 	}

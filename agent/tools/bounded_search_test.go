@@ -129,6 +129,11 @@ func TestGrepMatchesOldSearch(t *testing.T) {
 		"(?i)XYZ", `\w+xyz`, "x(?i:YZ)", "(?i)kx", "(?i)xk", `(ab)+x`, "(?:ab){2,}", `\bab\b`, "(?i)b xyz\b", "[xq]y(?:abab)*", `\s?z(?:xyzxyz)?`}
 	r := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{"a", "b", "ab", "xyz", " ", "\n", "é", "\n\n", "K", "\u212a", "XYZ", "k", "\r\n", "\r", "\xff", "\xe2\x82"}
+	type grepCase struct {
+		env    *Env
+		bounds searchBounds
+	}
+	var cases []grepCase
 	for i := range 150 {
 		dir := t.TempDir()
 		// Half the trees are valid UTF-8 without "\r": the pre-filter's case.
@@ -143,17 +148,29 @@ func TestGrepMatchesOldSearch(t *testing.T) {
 		env := &Env{Cwd: dir, SpillDir: t.TempDir()}
 		bounds := defaultSearchBounds()
 		bounds.buf = []int{8, 16, 100, readChunkBytes}[r.IntN(4)]
-		for _, pat := range patterns {
-			for _, mode := range []string{GrepFilesWithMatches, GrepContent, GrepCount} {
-				res, err := runGrep(context.Background(), env, mustJSON(t, map[string]any{"pattern": pat, "output_mode": mode}), bounds)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := oldGrep(dir, regexp.MustCompile(pat), mode); res.Text != want {
-					t.Fatalf("case %d, pattern %q, mode %s, buffer %d:\ngot  %q\nwant %q", i, pat, mode, bounds.buf, res.Text, want)
+		cases = append(cases, grepCase{env, bounds})
+	}
+	// The trees are drawn in order from one seeded source, then searched
+	// in parallel shards (the searches are the slow part under -race).
+	const shards = 8
+	for s := range shards {
+		t.Run(fmt.Sprintf("shard %d", s), func(t *testing.T) {
+			t.Parallel()
+			for i := s; i < len(cases); i += shards {
+				env, bounds := cases[i].env, cases[i].bounds
+				for _, pat := range patterns {
+					for _, mode := range []string{GrepFilesWithMatches, GrepContent, GrepCount} {
+						res, err := runGrep(context.Background(), env, mustJSON(t, map[string]any{"pattern": pat, "output_mode": mode}), bounds)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if want := oldGrep(env.Cwd, regexp.MustCompile(pat), mode); res.Text != want {
+							t.Fatalf("case %d, pattern %q, mode %s, buffer %d:\ngot  %q\nwant %q", i, pat, mode, bounds.buf, res.Text, want)
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

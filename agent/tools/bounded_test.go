@@ -81,30 +81,50 @@ func randomText(r *rand.Rand) string {
 // TestReadWindowMatchesOldRendering compares the streaming window with the
 // whole-file rendering on random texts, offsets, limits and buffer sizes
 // (small buffers make every line come in pieces).
+//
+// The cases are drawn in order from one seeded source, then checked in
+// parallel shards (the check is the slow part, under -race above all).
 func TestReadWindowMatchesOldRendering(t *testing.T) {
+	type readCase struct {
+		i, offset, limit, buf int
+		text                  string
+		oneByte               bool
+	}
 	r := rand.New(rand.NewPCG(1, 2))
+	var cases []readCase
 	for i := range 3000 {
 		text := randomText(r)
 		if strings.IndexByte(text[:min(len(text), binarySniffBytes)], 0) >= 0 {
 			continue
 		}
-		offset, limit := r.IntN(12), r.IntN(12)
+		c := readCase{i: i, text: text, offset: r.IntN(12), limit: r.IntN(12)}
 		if r.IntN(4) == 0 {
-			limit = 0
+			c.limit = 0
 		}
-		buf := []int{8, 9, 13, 64, 4096, readChunkBytes}[r.IntN(6)]
-		b := readBounds{buf: buf, scan: 1 << 40, count: 1 << 40, output: 1 << 40}
-		var src io.Reader = strings.NewReader(text)
-		if r.IntN(5) == 0 {
-			src = oneByteReader{src}
-		}
-		got, err := readWindow(context.Background(), "f", src, offset, limit, b)
-		if err != nil {
-			t.Fatalf("case %d: %v", i, err)
-		}
-		if want := oldNumberLines("f", text, offset, limit); got != want {
-			t.Fatalf("case %d (buf %d, offset %d, limit %d) of %q:\ngot  %q\nwant %q", i, buf, offset, limit, text, got, want)
-		}
+		c.buf = []int{8, 9, 13, 64, 4096, readChunkBytes}[r.IntN(6)]
+		c.oneByte = r.IntN(5) == 0
+		cases = append(cases, c)
+	}
+	const shards = 8
+	for s := range shards {
+		t.Run(fmt.Sprintf("shard %d", s), func(t *testing.T) {
+			t.Parallel()
+			for k := s; k < len(cases); k += shards {
+				c := cases[k]
+				b := readBounds{buf: c.buf, scan: 1 << 40, count: 1 << 40, output: 1 << 40}
+				var src io.Reader = strings.NewReader(c.text)
+				if c.oneByte {
+					src = oneByteReader{src}
+				}
+				got, err := readWindow(context.Background(), "f", src, c.offset, c.limit, b)
+				if err != nil {
+					t.Fatalf("case %d: %v", c.i, err)
+				}
+				if want := oldNumberLines("f", c.text, c.offset, c.limit); got != want {
+					t.Fatalf("case %d (buf %d, offset %d, limit %d) of %q:\ngot  %q\nwant %q", c.i, c.buf, c.offset, c.limit, c.text, got, want)
+				}
+			}
+		})
 	}
 }
 
