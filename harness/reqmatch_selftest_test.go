@@ -41,7 +41,7 @@ func TestRequestMatchCatchesSourceBug(t *testing.T) {
 		// The header logged is the new mode's, the request sends the old
 		// mode's system prompt (agent/loop.go); the log is unchanged.
 		{"mode-old-system-prompt", "sandbox-mode-switch",
-			"turn 2 step 1 system prompt: differ at byte 139 (recorded 819 bytes, sent 1189)", true},
+			"turn 2 step 1 system prompt: differ at byte 139 (recorded 819 bytes, sent ", true},
 	}
 	root, err := filepath.Abs("..")
 	if err != nil {
