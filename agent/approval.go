@@ -27,7 +27,8 @@ func (r *run) askApproval(ctx context.Context, a Approval, reason string) (Answe
 	wctx := context.WithoutCancel(ctx)
 	id := e.newID()
 	if _, err := s.emit(wctx, e.now(), sessionlog.TypeApprovalAsked,
-		sessionlog.ApprovalAskedData{ID: id, ToolName: a.Call.Name, CallID: a.Call.ID, Reason: reason}, nil, nil); err != nil {
+		sessionlog.ApprovalAskedData{ID: id, ToolName: a.Call.Name, CallID: a.Call.ID, Reason: reason,
+			MCPServer: a.MCPServer, MCPTool: a.MCPTool}, nil, nil); err != nil {
 		return Dismissed, err
 	}
 	var ans Answer

@@ -80,6 +80,10 @@ type Approval struct {
 	// Always offers answers that hold for the rest of the session
 	// (AllowedAlways, RejectedAlways): set for an MCP tool's call.
 	Always bool
+	// MCPServer and MCPTool are, for an MCP tool's call, its server's
+	// configured name and the tool's own name on it: what a session-wide
+	// answer holds for.
+	MCPServer, MCPTool string
 }
 
 // Answer is what the approver decided.

@@ -55,6 +55,8 @@ type MCPTool interface {
 	tools.Tool
 	// Server is the configured name of the tool's server.
 	Server() string
+	// RemoteName is the tool's own name on its server.
+	RemoteName() string
 	// Arguments is the one strict parse of a call's arguments (see
 	// mcp.CheckArguments): a refusal names the keys, and then nothing is
 	// asked or sent; otherwise the bytes returned are what hooks and the
@@ -245,7 +247,7 @@ func (r *run) approveMCP(ctx context.Context, call ToolCall, tool MCPTool, mode 
 	}
 	rejectedAlways := fmt.Sprintf("Error: the user rejected the MCP tool %q for the rest of this session. Nothing was executed.", call.Name)
 	r.s.mu.Lock()
-	remembered := r.s.always[call.Name]
+	remembered := r.s.always[alwaysKey(server, tool.RemoteName())]
 	r.s.mu.Unlock()
 	switch remembered {
 	case sessionlog.OutcomeAllowedAlways:
@@ -274,6 +276,13 @@ func (r *run) approveMCP(ctx context.Context, call ToolCall, tool MCPTool, mode 
 	return fmt.Sprintf("Error: the permission request for this %s call was cancelled. Nothing was executed.", call.Name), false
 }
 
+// alwaysKey is the key of a session-wide answer about the tool called
+// remote on the server called server. It is never the tool's reel name:
+// mcp__a__b__c is server "a"'s tool "b__c" in one connection and server
+// "a__b"'s tool "c" (or a sanitized or renamed one) in another, and an
+// answer about one must not hold for the other.
+func alwaysKey(server, remote string) string { return server + "\x00" + remote }
+
 // mcpApproval words the approval of one MCP tool call: the tool, its
 // server and the arguments exactly as they will be sent.
 func mcpApproval(call ToolCall, tool MCPTool, mode sandbox.Mode) Approval {
@@ -289,6 +298,7 @@ func mcpApproval(call ToolCall, tool MCPTool, mode sandbox.Mode) Approval {
 	}
 	return Approval{
 		Call: call, Mode: mode, Wanted: mode, Always: true,
+		MCPServer: tool.Server(), MCPTool: tool.RemoteName(),
 		Title:  "Run the MCP tool " + what,
 		Detail: fmt.Sprintf("The MCP server %q will be called with the tool %q and these arguments:\n\n%s", tool.Server(), call.Name, args),
 	}

@@ -70,12 +70,14 @@ type Session struct {
 	// then the engine's tool sets plus their tools (nil: the engine's).
 	// mcpProblems are the servers that could not be used, for the next
 	// prompt's client; always the session-wide answers to MCP tools'
-	// permission requests, by tool name (approval/decided).
+	// permission requests, by alwaysKey of (server, remote tool name),
+	// never by reel tool name (approval/decided).
 	mcp            MCPConnection
 	confined, full *tools.Set
 	mcpProblems    []string
 	always         map[string]string
-	// askedTool is "id\x00tool" of the last approval/asked, which the
+	// askedTool is "id\x00key" of the last approval/asked (key: its
+	// alwaysKey, "" when it is not about an MCP tool), which the
 	// approval/decided after it answers.
 	askedTool string
 	// spill caps the bytes the session's tool output may spill to disk.
@@ -214,14 +216,20 @@ func (s *Session) track(e *sessionlog.Event) {
 		}
 	case sessionlog.TypeApprovalAsked:
 		if d, err := sessionlog.DecodeData[sessionlog.ApprovalAskedData](e); err == nil {
-			s.askedTool = d.ID + "\x00" + d.ToolName
+			// Only an MCP question's answer can hold for the session; one
+			// without its server (an older log's) holds for nothing.
+			key := ""
+			if d.MCPServer != "" {
+				key = alwaysKey(d.MCPServer, d.MCPTool)
+			}
+			s.askedTool = d.ID + "\x00" + key
 		}
 	case sessionlog.TypeApprovalDecided:
 		// An "always" answer holds for the tool of the question it answers
 		// (the approval/asked just before it, same id).
 		d, err := sessionlog.DecodeData[sessionlog.ApprovalDecidedData](e)
 		id, tool, _ := strings.Cut(s.askedTool, "\x00")
-		if err == nil && d.ID == id && (d.Outcome == sessionlog.OutcomeAllowedAlways || d.Outcome == sessionlog.OutcomeRejectedAlways) {
+		if err == nil && d.ID == id && tool != "" && (d.Outcome == sessionlog.OutcomeAllowedAlways || d.Outcome == sessionlog.OutcomeRejectedAlways) {
 			if s.always == nil {
 				s.always = map[string]string{}
 			}

@@ -22,15 +22,20 @@ const (
 
 // ApprovalAskedData is the data of approval/asked: question ID is about a
 // call (CallID, omitted when none) of ToolName; Reason says why it is
-// asked (omitted when empty).
+// asked (omitted when empty). For an MCP tool, MCPServer and MCPTool are
+// its server's configured name and the tool's own name on that server
+// (omitted for reel's tools): a session-wide answer holds for that pair,
+// never for ToolName, which two pairs can share across connections.
 type ApprovalAskedData struct {
-	ID       string `json:"id"`
-	ToolName string `json:"toolName"`
-	CallID   string `json:"callId,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	ID        string `json:"id"`
+	ToolName  string `json:"toolName"`
+	CallID    string `json:"callId,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	MCPServer string `json:"mcpServer,omitempty"`
+	MCPTool   string `json:"mcpTool,omitempty"`
 }
 
-// AppendJSON appends {"id","toolName","callId"?,"reason"?}.
+// AppendJSON appends {"id","toolName","callId"?,"reason"?,"mcpServer"?,"mcpTool"?}.
 func (d ApprovalAskedData) AppendJSON(b []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = AppendString(b, d.ID)
@@ -43,6 +48,14 @@ func (d ApprovalAskedData) AppendJSON(b []byte) []byte {
 	if d.Reason != "" {
 		b = append(b, `,"reason":`...)
 		b = AppendString(b, d.Reason)
+	}
+	if d.MCPServer != "" {
+		b = append(b, `,"mcpServer":`...)
+		b = AppendString(b, d.MCPServer)
+	}
+	if d.MCPTool != "" {
+		b = append(b, `,"mcpTool":`...)
+		b = AppendString(b, d.MCPTool)
 	}
 	return append(b, '}')
 }

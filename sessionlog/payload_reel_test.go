@@ -33,6 +33,8 @@ func TestReelPayloads(t *testing.T) {
 		{sessionlog.TypeApprovalAsked, sessionlog.ApprovalAskedData{ID: "q1", ToolName: "mcp__notes__add", CallID: "call_1", Reason: "the MCP tool \"add\" of the server \"notes\""},
 			`{"id":"q1","toolName":"mcp__notes__add","callId":"call_1","reason":"the MCP tool \"add\" of the server \"notes\""}`},
 		{sessionlog.TypeApprovalAsked, sessionlog.ApprovalAskedData{ID: "q2", ToolName: "bash"}, `{"id":"q2","toolName":"bash"}`},
+		{sessionlog.TypeApprovalAsked, sessionlog.ApprovalAskedData{ID: "q3", ToolName: "mcp__a__b__c", MCPServer: "a__b", MCPTool: "c"},
+			`{"id":"q3","toolName":"mcp__a__b__c","mcpServer":"a__b","mcpTool":"c"}`},
 		{sessionlog.TypeApprovalDecided, sessionlog.ApprovalDecidedData{ID: "q1", Outcome: sessionlog.OutcomeAllowedAlways},
 			`{"id":"q1","outcome":"allowed-always"}`},
 		{sessionlog.TypeModelSelected, sessionlog.ModelSelectedData{Model: "deepseek-reasoner", Source: "client"},

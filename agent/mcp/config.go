@@ -153,6 +153,11 @@ func (c *ServerConfig) validate() error {
 	if strings.TrimSpace(c.Name) == "" {
 		return fmt.Errorf("%w: the server has no name", ErrInvalidConfig)
 	}
+	if strings.Contains(c.Name, "__") {
+		// mcp__SERVER__TOOL would not say where the server's name ends:
+		// "a__b"'s tool "c" and "a"'s tool "b__c" would share a name.
+		return fmt.Errorf("%w: the server name %q contains \"__\", which separates server and tool in MCP tool names (mcp__SERVER__TOOL); rename the server", ErrInvalidConfig, c.Name)
+	}
 	switch c.Transport {
 	case TransportStdio:
 		if c.Command == "" {

@@ -33,6 +33,12 @@
 //     the earlier tool in a fixed order (servers in configuration order,
 //     tools by original name) keeps it; the other gets a hash suffix of
 //     its original names. Every changed name is reported as a [Rename].
+//     A server name containing "__" is refused ([ErrInvalidConfig]): it
+//     would make "a__b"'s tool "c" and "a"'s tool "b__c" share a name. A
+//     name is still not one-to-one with (server, tool) across connections
+//     (sanitizing and hash suffixes depend on the other servers), so what
+//     a name means must be looked up here ([Tool.Server],
+//     [Tool.RemoteName]), never parsed or remembered.
 //     Tools that cannot be
 //     offered (no name, listed twice, a schema that is not an object or is
 //     larger than [MaxSchemaBytes], more than [MaxTools]) are reported as

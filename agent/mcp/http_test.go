@@ -110,6 +110,7 @@ func TestInvalidConfigs(t *testing.T) {
 	}{
 		{"no name", mcp.ServerConfig{Transport: mcp.TransportStdio, Command: "x"}, "no name"},
 		{"no transport", mcp.ServerConfig{Name: "a", Command: "x"}, "no transport"},
+		{"name with __", mcp.ServerConfig{Name: "a__b", Transport: mcp.TransportStdio, Command: "x"}, `the server name "a__b" contains "__"`},
 		{"acp transport", mcp.ServerConfig{Name: "a", Transport: "acp"}, `transport "acp" is not supported`},
 		{"stdio without command", mcp.ServerConfig{Name: "a", Transport: mcp.TransportStdio}, "needs a command"},
 		{"stdio with url", mcp.ServerConfig{Name: "a", Transport: mcp.TransportStdio, Command: "x", URL: "http://h"}, "takes no url"},

@@ -44,6 +44,10 @@ const (
 	// it received, as they came over the wire, to the file RecordFile in
 	// the server's working directory (one call a line) and returns them.
 	ModeRecord = "record"
+	// ModeNested serves ModeTools' tools with "b__" before each name
+	// (b__echo, b__touch, …): a server called "a" then offers
+	// mcp__a__b__touch, the name a server called "a__b" gives its touch.
+	ModeNested = "nested"
 )
 
 // RecordFile is the file ModeRecord's tool appends the arguments of each
@@ -51,7 +55,7 @@ const (
 const RecordFile = "mcp-received"
 
 // Modes lists every mode.
-var Modes = []string{ModeTools, ModeHostile, ModeExitOnInit, ModeHang, ModeFlood, ModeStubborn, ModeRecord}
+var Modes = []string{ModeTools, ModeHostile, ModeExitOnInit, ModeHang, ModeFlood, ModeStubborn, ModeRecord, ModeNested}
 
 // FloodBytes is how much ModeFlood writes to stderr: 4 MiB in lines of 1 KiB.
 const FloodBytes = 4 << 20
@@ -81,7 +85,7 @@ var PNG = []byte{
 var HostileNames = []string{"../../x", strings.Repeat("a", 300), "héllo✓wörld", "a.b", "a_b"}
 
 // New returns a server in mode (ModeTools, ModeHostile, ModeFlood,
-// ModeStubborn or ModeRecord; the other modes only exist over stdio, see
+// ModeStubborn, ModeRecord or ModeNested; the other modes only exist over stdio, see
 // [Main]).
 //
 // ModeTools offers: echo {text} (the text back), add {a, b} (the sum as
@@ -125,8 +129,12 @@ func New(mode string, st *State) *sdk.Server {
 			})
 		return s
 	}
+	prefix := ""
+	if mode == ModeNested {
+		prefix = "b__"
+	}
 	add := func(name, desc string, props map[string]any, h sdk.ToolHandler) {
-		s.AddTool(&sdk.Tool{Name: name, Description: desc, InputSchema: objectSchema(props)}, h)
+		s.AddTool(&sdk.Tool{Name: prefix + name, Description: desc, InputSchema: objectSchema(props)}, h)
 	}
 	str := map[string]any{"type": "string"}
 	num := map[string]any{"type": "number"}
@@ -274,7 +282,7 @@ func Main(mode string) int {
 		}
 	case ModeStubborn:
 		signal.Ignore(syscall.SIGTERM)
-	case ModeTools, ModeHostile, ModeRecord:
+	case ModeTools, ModeHostile, ModeRecord, ModeNested:
 	default:
 		fmt.Fprintf(os.Stderr, "mcptest: unknown mode %q (modes: %s)\n", mode, strings.Join(Modes, ", "))
 		return 2
