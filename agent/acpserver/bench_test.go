@@ -11,6 +11,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/acpserver"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
@@ -40,15 +41,33 @@ func benchTurns(b *testing.B, script []replay.Entry) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	conn, _, sid := benchSession(b, srv, dir)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.StopReason != acp.StopReasonEndTurn {
+			b.Fatalf("stop reason %s", res.StopReason)
+		}
+	}
+}
+
+// benchSession connects an SDK client to srv over io.Pipe, initializes
+// and opens a session whose cwd (dir/cwd) holds f.txt.
+func benchSession(b *testing.B, srv *acpserver.Server, dir string) (conn *acp.ClientSideConnection, cwd string, sid acp.SessionId) {
+	b.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
 	go srv.Serve(context.Background(), agentIn, agentOut)
-	conn := acp.NewClientSideConnection(soakClient{}, clientOut, clientIn)
+	conn = acp.NewClientSideConnection(soakClient{}, clientOut, clientIn)
 	ctx := context.Background()
 	if _, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
 		b.Fatal(err)
 	}
-	cwd := filepath.Join(dir, "cwd")
+	cwd = filepath.Join(dir, "cwd")
 	if err := os.MkdirAll(cwd, 0o755); err != nil {
 		b.Fatal(err)
 	}
@@ -59,16 +78,7 @@ func benchTurns(b *testing.B, script []replay.Entry) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: r.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.StopReason != acp.StopReasonEndTurn {
-			b.Fatalf("stop reason %s", res.StopReason)
-		}
-	}
+	return conn, cwd, r.SessionId
 }
 
 // toolScript is turns × (a read call of "f.txt", then a text reply).

@@ -3,9 +3,6 @@ package acpserver_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -42,27 +39,10 @@ func BenchmarkLoadSession(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			agentIn, clientOut := io.Pipe()
-			clientIn, agentOut := io.Pipe()
-			go srv.Serve(context.Background(), agentIn, agentOut)
-			conn := acp.NewClientSideConnection(soakClient{}, clientOut, clientIn)
+			conn, cwd, sid := benchSession(b, srv, dir)
 			ctx := context.Background()
-			if _, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
-				b.Fatal(err)
-			}
-			cwd := filepath.Join(dir, "cwd")
-			if err := os.MkdirAll(cwd, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(cwd, "f.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			r, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
-			if err != nil {
-				b.Fatal(err)
-			}
 			for range turns {
-				res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: r.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
+				res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sid, Prompt: []acp.ContentBlock{acp.TextBlock("hi")}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -70,7 +50,7 @@ func BenchmarkLoadSession(b *testing.B) {
 					b.Fatalf("stop reason %s", res.StopReason)
 				}
 			}
-			if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: r.SessionId}); err != nil {
+			if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sid}); err != nil {
 				b.Fatal(err)
 			}
 			// CPU time of the whole process (agent and client) per load: on
@@ -79,12 +59,12 @@ func BenchmarkLoadSession(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				before := processCPU(b)
-				if _, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: r.SessionId, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
+				if _, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
 					b.Fatal(err)
 				}
 				cpu += processCPU(b) - before
 				b.StopTimer()
-				if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: r.SessionId}); err != nil {
+				if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sid}); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -62,27 +60,10 @@ func BenchmarkStepAtTurn(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			agentIn, clientOut := io.Pipe()
-			clientIn, agentOut := io.Pipe()
-			go srv.Serve(context.Background(), agentIn, agentOut)
-			conn := acp.NewClientSideConnection(soakClient{}, clientOut, clientIn)
+			conn, _, sid := benchSession(b, srv, dir)
 			ctx := context.Background()
-			if _, err := conn.Initialize(ctx, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber}); err != nil {
-				b.Fatal(err)
-			}
-			cwd := filepath.Join(dir, "cwd")
-			if err := os.MkdirAll(cwd, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(cwd, "f.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			r, err := conn.NewSession(ctx, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}})
-			if err != nil {
-				b.Fatal(err)
-			}
 			prompt := func() {
-				res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: r.SessionId, Prompt: []acp.ContentBlock{acp.TextBlock("read f.txt")}})
+				res, err := conn.Prompt(ctx, acp.PromptRequest{SessionId: sid, Prompt: []acp.ContentBlock{acp.TextBlock("read f.txt")}})
 				if err != nil {
 					b.Fatal(err)
 				}
