@@ -250,53 +250,91 @@ func TestAttackChildJobOutlivesNarrowedMode(t *testing.T) {
 // it) and prompts it to write outside: its stored ancestors' modes still
 // bind it.
 func TestAttackChildLoadedAloneOutlivesNarrowedMode(t *testing.T) {
+	c := startBackgroundChild(t, true)
+	p := c.restart(t)
+	res, _ := p.call("session/load", map[string]any{"sessionId": c.childID, "cwd": c.ws, "mcpServers": []any{}})
+	if !strings.Contains(string(res), `"currentModeId":"read-only"`) {
+		t.Errorf("session/load of the child answered %s, want its current mode read-only", res)
+	}
+	c.escape(t, p)
+}
+
+// backgroundChild is a danger-full-access session whose background child
+// has run one turn, in a reel that has exited since: the first half of the
+// attacks on a child loaded after a restart.
+type backgroundChild struct {
+	dir, ws, state, outside string
+	sid, childID            string
+	args                    []string
+	srv                     *standin.Server
+	script                  *standin.Script
+}
+
+// startBackgroundChild runs the parent's first prompt (it starts a
+// background child, which answers READY) and ends reel; with narrow the
+// parent is switched to read-only first.
+func startBackgroundChild(t *testing.T, narrow bool) *backgroundChild {
+	t.Helper()
 	needLandlock(t)
-	dir, ws, state := workspace(t)
-	outside := outsideDir(t, dir)
-	script := &standin.Script{Responses: []standin.Response{
+	c := &backgroundChild{}
+	c.dir, c.ws, c.state = workspace(t)
+	c.outside = outsideDir(t, c.dir)
+	c.script = &standin.Script{Responses: []standin.Response{
 		call(t, "p1", "subagent", map[string]any{"description": "Helper", "prompt": "Wait.", "run_in_background": true}),
 		{Text: "STARTED"},
 		{Text: "READY", Expect: &standin.Expect{LastUserContains: "Wait."}},
 		{Text: "NOTED ONE"},
 		// After the restart, the child prompted directly.
-		{ToolCalls: escapeCalls(t, outside), Expect: &standin.Expect{LastUserContains: "Escape."}},
+		{ToolCalls: escapeCalls(t, c.outside), Expect: &standin.Expect{LastUserContains: "Escape."}},
 		{Text: "TRIED"},
 	}}
-	url, srv := standinURL(t, script)
-	args := []string{"acp", "--state-dir", state, "--mode", "danger-full-access", "--debug-child-after-turn",
+	var url string
+	url, c.srv = standinURL(t, c.script)
+	c.args = []string{"acp", "--state-dir", c.state, "--mode", "danger-full-access", "--debug-child-after-turn",
 		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model"}
-	p := startProc(t, dir, baseEnv(t), args...)
+	p := startProc(t, c.dir, baseEnv(t), c.args...)
 	underAttack(t, p)
 	p.initialize()
-	sid := p.newSession(ws)
-	if stop, _ := p.prompt(sid, "start a child"); stop != "end_turn" {
+	c.sid = p.newSession(c.ws)
+	if stop, _ := p.prompt(c.sid, "start a child"); stop != "end_turn" {
 		t.Fatalf("prompt 1: %s", stop)
 	}
 	p.waitUpdate("agent_message_chunk", "NOTED ONE")
-	p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "read-only"})
+	if narrow {
+		p.call("session/set_mode", map[string]any{"sessionId": c.sid, "modeId": "read-only"})
+	}
 	if code := p.finish(); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	kids := childLogs(t, state)
+	kids := childLogs(t, c.state)
 	if len(kids) != 1 {
 		t.Fatalf("%d child logs, want 1", len(kids))
 	}
-	childID := kids[0].Header.ID
-	p = startProc(t, dir, baseEnv(t), args...)
+	c.childID = kids[0].Header.ID
+	return c
+}
+
+// restart starts a new reel on the same state, initialized.
+func (c *backgroundChild) restart(t *testing.T) *proc {
+	t.Helper()
+	p := startProc(t, c.dir, baseEnv(t), c.args...)
 	underAttack(t, p)
 	p.initialize()
-	res, _ := p.call("session/load", map[string]any{"sessionId": childID, "cwd": ws, "mcpServers": []any{}})
-	if !strings.Contains(string(res), `"currentModeId":"read-only"`) {
-		t.Errorf("session/load of the child answered %s, want its current mode read-only", res)
-	}
-	if stop, _ := p.prompt(childID, "Escape."); stop != "end_turn" {
+	return p
+}
+
+// escape prompts the child to write outside and checks that every attempt
+// was denied under read-only.
+func (c *backgroundChild) escape(t *testing.T, p *proc) {
+	t.Helper()
+	if stop, _ := p.prompt(c.childID, "Escape."); stop != "end_turn" {
 		t.Fatalf("prompt 2: %s", stop)
 	}
 	if code := p.finish(); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if n := len(srv.Requests()); n != len(script.Responses) {
-		t.Errorf("%d model requests, want %d", n, len(script.Responses))
+	if n := len(c.srv.Requests()); n != len(c.script.Responses) {
+		t.Errorf("%d model requests, want %d", n, len(c.script.Responses))
 	}
-	checkEscapeDenied(t, childLogs(t, state)[0].Events, outside, sandbox.ReadOnly, "resume")
+	checkEscapeDenied(t, childLogs(t, c.state)[0].Events, c.outside, sandbox.ReadOnly, "resume")
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/reel-agent/reel/agent/llm/standin"
-	"github.com/reel-agent/reel/agent/sandbox"
 )
 
 // Variants of issue 26's findings, tried as a new attacker would after
@@ -184,53 +183,12 @@ func TestAttackVariantNetworkOffFastOpen(t *testing.T) {
 // then prompts the child to write outside. The parent's narrowing must
 // bind the child already loaded.
 func TestAttackVariantChildLoadedBeforeParentNarrowed(t *testing.T) {
-	needLandlock(t)
-	dir, ws, state := workspace(t)
-	outside := outsideDir(t, dir)
-	script := &standin.Script{Responses: []standin.Response{
-		call(t, "p1", "subagent", map[string]any{"description": "Helper", "prompt": "Wait.", "run_in_background": true}),
-		{Text: "STARTED"},
-		{Text: "READY", Expect: &standin.Expect{LastUserContains: "Wait."}},
-		{Text: "NOTED ONE"},
-		// After the restart, the child prompted directly.
-		{ToolCalls: escapeCalls(t, outside), Expect: &standin.Expect{LastUserContains: "Escape."}},
-		{Text: "TRIED"},
-	}}
-	url, srv := standinURL(t, script)
-	args := []string{"acp", "--state-dir", state, "--mode", "danger-full-access", "--debug-child-after-turn",
-		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model"}
-	p := startProc(t, dir, baseEnv(t), args...)
-	underAttack(t, p)
-	p.initialize()
-	sid := p.newSession(ws)
-	if stop, _ := p.prompt(sid, "start a child"); stop != "end_turn" {
-		t.Fatalf("prompt 1: %s", stop)
-	}
-	p.waitUpdate("agent_message_chunk", "NOTED ONE")
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	kids := childLogs(t, state)
-	if len(kids) != 1 {
-		t.Fatalf("%d child logs, want 1", len(kids))
-	}
-	childID := kids[0].Header.ID
-	p = startProc(t, dir, baseEnv(t), args...)
-	underAttack(t, p)
-	p.initialize()
-	p.call("session/load", map[string]any{"sessionId": childID, "cwd": ws, "mcpServers": []any{}})
-	p.call("session/load", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}})
-	p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "read-only"})
-	if stop, _ := p.prompt(childID, "Escape."); stop != "end_turn" {
-		t.Fatalf("prompt 2: %s", stop)
-	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	if n := len(srv.Requests()); n != len(script.Responses) {
-		t.Errorf("%d model requests, want %d", n, len(script.Responses))
-	}
-	checkEscapeDenied(t, childLogs(t, state)[0].Events, outside, sandbox.ReadOnly, "resume")
+	c := startBackgroundChild(t, false)
+	p := c.restart(t)
+	p.call("session/load", map[string]any{"sessionId": c.childID, "cwd": c.ws, "mcpServers": []any{}})
+	p.call("session/load", map[string]any{"sessionId": c.sid, "cwd": c.ws, "mcpServers": []any{}})
+	p.call("session/set_mode", map[string]any{"sessionId": c.sid, "modeId": "read-only"})
+	c.escape(t, p)
 }
 
 // TestAttackVariantNetworkOffListen: --network off denies TCP bind — but
