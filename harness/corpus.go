@@ -97,7 +97,7 @@ type CorpusCase struct {
 // for a log the reference suite did not harvest.
 const placeholderID = "{{sessionId}}"
 
-var policyText = lazyRegexp(`Current DSH file policy: ([a-z-]+)`)
+var policyText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Current DSH file policy: ([a-z-]+)`) })
 
 // Eligible decides whether reel can replay a corpus scenario and gathers
 // what the run needs. missing lists every capability the scenario needs

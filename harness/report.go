@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -71,7 +73,7 @@ type FailureGroup struct {
 }
 
 // seqPattern matches the event position a log diff starts with.
-var seqPattern = lazyRegexp(`seq \d+ \(`)
+var seqPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`seq \d+ \(`) })
 
 // causeKey is a failure's text with what is particular to one scenario (its
 // name and the seq of a differing event) taken out, so that one prompt or

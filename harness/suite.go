@@ -239,7 +239,9 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // secretPattern matches what looks like an API key or bearer token.
-var secretPattern = lazyRegexp(`(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`)
+var secretPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`)
+})
 
 // guard is one named check of the fixtures and goldens as a whole; fn
 // returns its problems, each naming the offending file or scenario.

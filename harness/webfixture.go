@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,7 +26,7 @@ import (
 // fetches it again.
 
 // loopbackURL finds the fixture server's address in a prompt.
-var loopbackURL = lazyRegexp(`http://127\.0\.0\.1:(\d{2,5})/`)
+var loopbackURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`http://127\.0\.0\.1:(\d{2,5})/`) })
 
 // webPort is the loopback port the scenario's prompts fetch from.
 func webPort(sc *scenario.Scenario) (int, error) {
