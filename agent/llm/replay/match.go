@@ -160,6 +160,11 @@ type Matcher struct {
 	// (prompts/NAME_1.snap.md, tools/NAME_1.snap.json) a fixture's
 	// {{prompt:NAME}} and {{tools:NAME}} references name; "" when none.
 	Pins string
+
+	// patterns caches the compiled pattern of each recorded string with
+	// placeholders: a step compares its whole history, most of it the
+	// same recorded strings as the step before.
+	patterns sync.Map
 }
 
 // Diff is one difference between the recorded and the sent request.
@@ -281,6 +286,9 @@ func (c *cmp) same(want, got string) bool {
 	if !strings.Contains(want, "{{") {
 		return false
 	}
+	if re, ok := c.m.patterns.Load(want); ok {
+		return re.(*regexp.Regexp).MatchString(got)
+	}
 	locs := placeholder().FindAllStringIndex(want, -1)
 	if len(locs) == 0 {
 		return false
@@ -300,7 +308,11 @@ func (c *cmp) same(want, got string) bool {
 	pat.WriteString(regexp.QuoteMeta(want[last:]))
 	pat.WriteString(`)$`)
 	re, err := regexp.Compile(pat.String())
-	return err == nil && re.MatchString(got)
+	if err != nil {
+		return false
+	}
+	c.m.patterns.Store(want, re)
+	return re.MatchString(got)
 }
 
 // header compares the system prompt and the tool schema set.
