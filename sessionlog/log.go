@@ -195,19 +195,6 @@ func (l *Log) checkSources(e *Event, surface bool) error {
 // repeated returns a seq that src holds more than once: the first such in
 // src's order.
 func repeated(src []int) (int, bool) {
-	sorted := slices.Clone(src)
-	slices.Sort(sorted)
-	dup := -1
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i] == sorted[i-1] {
-			dup = sorted[i]
-			break
-		}
-	}
-	if dup < 0 {
-		return 0, false
-	}
-	// Name the first repeat in citation order, as a scan would.
 	seen := make(map[int]bool, len(src))
 	for _, s := range src {
 		if seen[s] {
@@ -215,7 +202,7 @@ func repeated(src []int) (int, bool) {
 		}
 		seen[s] = true
 	}
-	return dup, true
+	return 0, false
 }
 
 func (l *Log) checkReplace(e *Event) error {
@@ -224,8 +211,10 @@ func (l *Log) checkReplace(e *Event) error {
 	if err != nil {
 		return invalidf(e, "%v", err)
 	}
-	cited := slices.Clone(e.SourceEventSeqs)
-	slices.Sort(cited)
+	cited := e.SourceEventSeqs
+	if !slices.IsSorted(cited) {
+		cited = slices.Sorted(slices.Values(cited))
+	}
 	for _, s := range l.surface.seqs[i : j+1] {
 		if _, ok := slices.BinarySearch(cited, s); !ok {
 			return invalidf(e, "replace shadows seq %d but sourceEventSeqs does not cite it", s)

@@ -438,7 +438,11 @@ func (v Value) walk(fold bool, maxDepth int) error {
 			if maxDepth > 0 && len(stack) >= maxDepth {
 				return v.errorAt(path, v.off+skip(v.raw, before), ErrBadValue, "nested deeper than %d levels", maxDepth)
 			}
-			stack = append(stack, &frame{path: path, obj: tok == json.Delim('{'), keys: map[string]string{}, isKey: true})
+			f := &frame{path: path, obj: tok == json.Delim('{'), isKey: true}
+			if f.obj {
+				f.keys = map[string]string{}
+			}
+			stack = append(stack, f)
 		}
 	}
 }
