@@ -22,6 +22,9 @@ const maxSteps = 100
 // chunks and what they assemble to.
 type callResult struct {
 	chunkSeqs []int
+	// deltaSeqs are the seqs of the logged deltas by block index, so
+	// closing a block reads its own deltas, not the whole call's.
+	deltaSeqs map[int][]int
 	asm       llm.Assembler
 	finish    string
 	// cut is set when the response outgrew the cap on its bytes and reel
@@ -327,6 +330,12 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 				return err
 			}
 			res.chunkSeqs = append(res.chunkSeqs, seq)
+			if _, ok := deltaPayload(c); ok {
+				if res.deltaSeqs == nil {
+					res.deltaSeqs = map[int][]int{}
+				}
+				res.deltaSeqs[c.Index] = append(res.deltaSeqs[c.Index], seq)
+			}
 		}
 		return nil
 	}
@@ -422,12 +431,13 @@ func (r *run) blockPayload(res *callResult, m *deltaMerger, i int) string {
 	if m != nil {
 		sb.Grow(m.streamed[i])
 	}
-	for k, raw := range r.s.eventData(res.chunkSeqs) {
+	seqs := res.deltaSeqs[i]
+	for k, raw := range r.s.eventData(seqs) {
 		var d struct {
 			Chunk llm.Chunk `json:"chunk"`
 		}
 		if err := json.Unmarshal(raw, &d); err != nil {
-			r.e.log.Error("decoding a logged chunk to close its block", "session", r.s.id, "turn", r.turn, "seq", res.chunkSeqs[k], "err", err)
+			r.e.log.Error("decoding a logged chunk to close its block", "session", r.s.id, "turn", r.turn, "seq", seqs[k], "err", err)
 			continue
 		}
 		if p, ok := deltaPayload(d.Chunk); ok && d.Chunk.Index == i {
@@ -460,7 +470,8 @@ func (r *run) unfilledBlockEnd(res *callResult, step int, c llm.Chunk) (encodedD
 	if !bytes.HasSuffix(empty, []byte(`"`+tail)) {
 		return nil, fmt.Errorf("block-end %d: unexpected encoding %.80q", c.Index, empty)
 	}
-	datas := r.s.eventData(res.chunkSeqs)
+	seqs := res.deltaSeqs[c.Index]
+	datas := r.s.eventData(seqs)
 	n := len(empty)
 	for _, raw := range datas {
 		n += len(raw) // bounds the escaped text the delta adds
@@ -486,7 +497,7 @@ func (r *run) unfilledBlockEnd(res *callResult, step int, c llm.Chunk) (encodedD
 			Chunk llm.Chunk `json:"chunk"`
 		}
 		if err := json.Unmarshal(raw, &d); err != nil {
-			return nil, fmt.Errorf("block-end %d: decode logged chunk %d: %w", c.Index, res.chunkSeqs[k], err)
+			return nil, fmt.Errorf("block-end %d: decode logged chunk %d: %w", c.Index, seqs[k], err)
 		}
 		p, ok := deltaPayload(d.Chunk)
 		if !ok || d.Chunk.Index != c.Index {
