@@ -188,23 +188,23 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 	if !json.Valid(data) {
 		return nil, false
 	}
-	i := skipSpace(data, 0)
+	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false
 	}
-	i = skipSpace(data, i+1)
+	i = skipWS(data, i+1)
 	for i < len(data) && data[i] == '"' {
-		kend := skipValue(data, i)
+		kend, _ := valueEnd(data, i)
 		key := data[i:kend]
-		i = skipSpace(data, kend)
-		i = skipSpace(data, i+1) // the colon
-		vend := skipValue(data, i)
+		i = skipWS(data, kend)
+		i = skipWS(data, i+1) // the colon
+		vend, _ := valueEnd(data, i)
 		if keyMatches(key, name) {
 			val, ok = data[i:vend:vend], true
 		}
-		i = skipSpace(data, vend)
+		i = skipWS(data, vend)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = skipWS(data, i+1)
 		}
 	}
 	return val, ok
@@ -221,56 +221,6 @@ func keyMatches(quoted []byte, name string) bool {
 		return false
 	}
 	return bytes.EqualFold([]byte(k), []byte(name))
-}
-
-// skipSpace returns the index of the first non-space byte of data at or
-// after i.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the index just past the JSON value starting at i in
-// data, which is valid JSON.
-func skipValue(data []byte, i int) int {
-	switch data[i] {
-	case '"':
-		return skipString(data, i)
-	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				i = skipString(data, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return i
-	}
-	for i < len(data) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(data[i])) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index just past the JSON string starting at i.
-func skipString(data []byte, i int) int {
-	for i++; i < len(data) && data[i] != '"'; i++ {
-		if data[i] == '\\' {
-			i++
-		}
-	}
-	return i + 1
 }
 
 // ParseMessage decodes a projected message.
