@@ -190,10 +190,11 @@ func appendRecords(b []byte, events []sessionlog.Event, sp *spiller) []byte {
 	// its output.
 	start, n := 0, 0
 	var prev *delta
+	var ds []*delta // the run's classified deltas, reused from run to run
 	flush := func() {
 		run := events[start : start+n]
 		if n >= minRun {
-			b = appendRow(b, run, sp)
+			b = appendRow(b, run, ds, sp)
 			b = append(b, '\n')
 		} else {
 			for k := range run {
@@ -201,7 +202,7 @@ func appendRecords(b []byte, events []sessionlog.Event, sp *spiller) []byte {
 				b = append(b, '\n')
 			}
 		}
-		n, prev = 0, nil
+		n, prev, ds = 0, nil, ds[:0]
 	}
 	for i := range events {
 		e := &events[i]
@@ -220,6 +221,7 @@ func appendRecords(b []byte, events []sessionlog.Event, sp *spiller) []byte {
 		}
 		n++
 		prev = d
+		ds = append(ds, d)
 	}
 	flush()
 	return b

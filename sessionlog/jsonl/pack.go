@@ -131,9 +131,10 @@ func continues(prev, next *delta, prevEv, nextEv *sessionlog.Event) bool {
 }
 
 // appendRow writes one packed row for a run (len ≥ minRun) of events
-// classify accepts, each continuing the one before it.
-func appendRow(b []byte, evs []sessionlog.Event, sp *spiller) []byte {
-	first, _ := classify(&evs[0])
+// classify accepts, each continuing the one before it; ds[k] is what
+// classify made of evs[k].
+func appendRow(b []byte, evs []sessionlog.Event, ds []*delta, sp *spiller) []byte {
+	first := ds[0]
 	tag := rowText
 	switch first.kind {
 	case "reasoning-delta":
@@ -176,8 +177,7 @@ func appendRow(b []byte, evs []sessionlog.Event, sp *spiller) []byte {
 		if k > 0 {
 			b = append(b, ',')
 		}
-		d, _ := classify(&evs[k])
-		b = sp.spill(append(b, d.payload...))
+		b = sp.spill(append(b, ds[k].payload...))
 	}
 	return append(b, `]}}`...)
 }
