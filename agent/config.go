@@ -131,6 +131,9 @@ type Config struct {
 	// NetworkOff refuses web_fetch (the user started reel with the
 	// network off for its tools).
 	NetworkOff bool
+	// Terminals offers the persistent terminal tools (package
+	// agent/terminal), opt-in as in the reference.
+	Terminals bool
 	// ChildAfterTurn makes a background child's first turn wait until
 	// its parent has no turn in progress, and HoldForChildren keeps a
 	// session's prompt unanswered (and its next-step messages, a report,

@@ -17,6 +17,7 @@ import (
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/skills"
+	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -412,6 +413,9 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
 	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true},
 		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
+	if cfg.Terminals {
+		list = append(list, terminal.Tools()...)
+	}
 	return tools.NewSet(append(list, extra...)...)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -64,8 +65,10 @@ type Session struct {
 	child      bool
 	descriptor *sessionlog.SubagentDescriptorData
 
-	// jobs are the session's background processes.
-	jobs jobs
+	// jobs are the session's background processes, terms its persistent
+	// terminals.
+	jobs  jobs
+	terms terminal.Manager
 	// mcp is the session's MCP servers (nil: none); confined and full are
 	// then the engine's tool sets plus their tools (nil: the engine's).
 	// mcpProblems are the servers that could not be used, for the next
@@ -372,6 +375,7 @@ func (s *Session) close(refuseBusy bool) error {
 		return busy(fmt.Sprintf("session %s is busy; cancel the prompt first", s.id))
 	}
 	s.jobs.stopAll()
+	s.terms.CloseAll()
 	s.stopTitle()
 	if s.stopStart != nil {
 		s.stopStart()

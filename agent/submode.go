@@ -120,6 +120,9 @@ func (e *Engine) stopWiderJobs(s *Session) {
 		if n := d.jobs.stopWiderThan(mode); n > 0 {
 			e.log.Info("stopped background jobs started under a wider mode", "session", d.id, "narrowed", s.id, "mode", mode, "jobs", n)
 		}
+		if n := d.terms.CloseWider(mode); n > 0 {
+			e.log.Info("closed terminals opened under a wider mode", "session", d.id, "narrowed", s.id, "mode", mode, "terminals", n)
+		}
 	}
 }
 

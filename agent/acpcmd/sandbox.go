@@ -87,6 +87,18 @@ func (c *confinement) Hooks(mode sandbox.Mode, cwd string) (tools.Guard, tools.C
 	return c.sb.Hooks(mode, cwd)
 }
 
+// TerminalCommand is the command builder of persistent terminals
+// (package agent/terminal): the sandbox's, refused like Hooks' where
+// workspace-write cannot confine the session.
+func (c *confinement) TerminalCommand(mode sandbox.Mode, cwd string) tools.CommandFunc {
+	if mode == sandbox.WorkspaceWrite {
+		if _, cmd := c.Hooks(mode, cwd); c.exposed(cwd) != "" {
+			return cmd
+		}
+	}
+	return c.sb.TerminalCommand(mode, cwd)
+}
+
 // refuseAll is the write guard of a session that cannot be confined.
 type refuseAll struct{ err error }
 

@@ -224,17 +224,35 @@ func (s *Sandbox) Hooks(mode Mode, cwd string) (tools.Guard, tools.CommandFunc) 
 		if tmp != "" {
 			_ = prepareTempDir(tmp)
 		}
-		return g, s.command(mode, root, tmp)
+		return g, s.command(mode, root, tmp, false)
 	case ReadOnly, DangerFullAccess:
-		return g, s.command(mode, root, tmp)
+		return g, s.command(mode, root, tmp, false)
 	}
 	return g, func(context.Context, string, string) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("%s unknown sandbox mode; the command was not run", Marker(mode))
 	}
 }
 
-// command returns the CommandFunc of mode: bash under the supervisor.
-func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
+// TerminalCommand returns the CommandFunc of mode for a persistent
+// terminal of a session rooted at cwd: the one Hooks returns, but the
+// supervisor makes the command's stdin — the terminal's own PTY, which the
+// caller sets — its controlling terminal (sandbox-exec --tty), so that the
+// shell has job control and the PTY's foreground process group gets ^C.
+// The confinement and the lifetime guarantees are Hooks'. An unknown mode
+// refuses.
+func (s *Sandbox) TerminalCommand(mode Mode, cwd string) tools.CommandFunc {
+	if !ValidMode(string(mode)) {
+		return func(context.Context, string, string) (*exec.Cmd, error) {
+			return nil, fmt.Errorf("%s unknown sandbox mode; the terminal was not opened", Marker(mode))
+		}
+	}
+	root := filepath.Clean(cwd)
+	return s.command(mode, root, s.TempDir(root), true)
+}
+
+// command returns the CommandFunc of mode: bash under the supervisor
+// (with tty, stdin its controlling terminal).
+func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFunc {
 	return func(ctx context.Context, script, workdir string) (*exec.Cmd, error) {
 		live, err := s.liveness()
 		if err != nil {
@@ -259,6 +277,9 @@ func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 			if attr, err = userNSAttr(); err != nil {
 				return nil, err
 			}
+		}
+		if tty {
+			args = append(args, "--tty")
 		}
 		args = append(args, "--", "bash", "-c", script)
 		cmd := exec.CommandContext(ctx, s.exe, args...)

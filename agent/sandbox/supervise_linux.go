@@ -74,6 +74,15 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 			}
 		}
 	}
+	if a.tty {
+		// Only a terminal no session owns: never one a user's shell
+		// holds (reel's own terminal, were it stdin).
+		if _, err := unix.IoctlGetInt(0, unix.TIOCGSID); err == nil {
+			return fmt.Errorf("%w: --tty: stdin is a terminal another session owns", ErrSetup)
+		} else if _, terr := unix.IoctlGetTermios(0, unix.TCGETS); terr != nil {
+			return fmt.Errorf("%w: --tty: stdin is not a terminal: %w", ErrSetup, terr)
+		}
+	}
 	// Notify before the program exists, so that no signal meant for the
 	// tree kills only the supervisor.
 	sigs := make(chan os.Signal, 1)
@@ -83,8 +92,11 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 		Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{
 			// A new session: no controlling terminal, so /dev/tty
-			// cannot be opened and nothing can be pushed into one.
-			Setsid: true,
+			// cannot be opened and nothing can be pushed into one —
+			// unless --tty gives it its own PTY (stdin) as one.
+			Setsid:  true,
+			Setctty: a.tty,
+			Ctty:    0,
 			// Should the supervisor itself be killed, the program goes
 			// too.
 			Pdeathsig: syscall.SIGKILL,
