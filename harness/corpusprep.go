@@ -147,6 +147,14 @@ var CorpusPreps = map[string]CorpusPrep{
 			"its first step",
 		Args: []string{"--debug-fail-subagent-turn", "3"},
 	},
+	"pty-tools": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/pty.cordis.yml, which opts into the persistent terminal " +
+			"plugins (dsh-terminal, dsh-terminal-bash, dsh-tool-terminal) beside the default tools; its replay sibling " +
+			"pty.cordis.snapshot.yml swaps the bash backend for the in-memory pty-snapshot-backend.mjs (its prompt `dsh> `, " +
+			"a send's viewport the text, PTY_OK and the prompt) and caps a terminal result at 64 bytes (maxResultBytes); " +
+			"reel opts in with --terminals and runs a real shell, whose results the terminal rules compare",
+		Args: []string{"--terminals"},
+	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
 			"sandbox provider at an executable that does not exist, so every confined command fails to start",

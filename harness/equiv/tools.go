@@ -161,6 +161,43 @@ var ToolRules = []ToolRule{
 		Normalized: "the lines' surrounding blanks and empty lines",
 		essence:    skillEssence,
 	},
+	{
+		Tool:       "terminal_open",
+		Compared:   "the terminal's id, display name and backend type",
+		Normalized: "the startup output (each system's shell prints its own prompt)",
+		essence:    terminalOpenEssence,
+	},
+	{
+		Tool:     "terminal_send",
+		Compared: "the wait reason, the shell's status and the output lines (from the logged viewport when the result has one, else from the text)",
+		Normalized: "each line's leading shell prompt (`dsh> `, `reel> `) and prompt-only lines; " +
+			"a result cut to its tail is compared by its viewport (the reference logs it whole)",
+		essence: terminalSendEssence,
+	},
+	{
+		Tool:       "terminal_read",
+		Compared:   "the page's place (`[lines: A-B of N]`), whether output was dropped, and its lines",
+		Normalized: "each line's leading shell prompt and prompt-only lines",
+		essence:    terminalReadEssence,
+	},
+	{
+		Tool:       "terminal_signal",
+		Compared:   "the signal delivered",
+		Normalized: "the foreground process group's id (each run's own)",
+		essence:    terminalSignalEssence,
+	},
+	{
+		Tool:       "terminal_list",
+		Compared:   "a line per terminal: id, name, type and status, in order; `(no terminal sessions)`",
+		Normalized: "the `pid=N` each line may end with",
+		essence:    terminalListEssence,
+	},
+	{
+		Tool:       "terminal_close",
+		Compared:   "the terminal closed (or already closing)",
+		Normalized: "none: both answer `closed terminal session <id>`",
+		essence:    terminalCloseEssence,
+	},
 }
 
 // toolRule returns the rule for a tool, or nil.
