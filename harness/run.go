@@ -379,6 +379,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.ImageInput != "" {
 		args = append(args, "--image-input", d.sc.Input.ImageInput)
 	}
+	if d.sc.Input.Terminals {
+		args = append(args, "--terminals")
+	}
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}

@@ -60,7 +60,8 @@ func (r *ring) Bytes() []byte {
 		out = append(out, r.buf[:r.head]...)
 	}
 	if r.dropped {
-		for i := 0; i < len(out) && i < utf8.UTFMax && !utf8.RuneStart(out[0]); i++ {
+		// A cut character leaves at most UTFMax-1 continuation bytes.
+		for i := 0; i < utf8.UTFMax-1 && len(out) > 0 && !utf8.RuneStart(out[0]); i++ {
 			out = out[1:]
 		}
 	}

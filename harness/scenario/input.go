@@ -251,6 +251,9 @@ type Input struct {
 	// declares the run's model image-capable (the stand-in takes images as
 	// the reference's snapshot catalogs declare theirs); "" for auto.
 	ImageInput string `json:"imageInput,omitempty"`
+	// Terminals is reel acp's --terminals: the persistent terminal tools
+	// are offered.
+	Terminals bool `json:"terminals,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -270,7 +273,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "mcpServers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -317,6 +320,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Network, err = m.Value.NonEmpty()
 		case "imageInput":
 			in.ImageInput, err = m.Value.NonEmpty()
+		case "terminals":
+			in.Terminals, err = m.Value.Bool()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
