@@ -116,6 +116,7 @@ type Terminal struct {
 	master *os.File
 	sid    atomic.Int64 // the shell's session (its pid), once known
 	slave  string       // the PTY's slave device path
+	slaveF *os.File     // reel's descriptor of it, open while the shell runs
 	exited chan struct{}
 
 	sendMu sync.Mutex // held by the send in progress
@@ -124,6 +125,7 @@ type Terminal struct {
 	san       Sanitizer
 	scroll    *ring
 	view      *ring // the active send's output, nil when none
+	waits     int   // consecutive polls that saw a program wait for input
 	lastOut   time.Time
 	status    Status
 	readDone  bool
@@ -142,7 +144,15 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 	if err != nil {
 		return nil, "", fmt.Errorf("opening a pseudo-terminal: %w", err)
 	}
-	defer slave.Close()
+	// reel keeps the slave open while the shell runs, to see whether a
+	// program has taken its input (TIOCINQ); it is closed when the shell
+	// exited, so the reads of the master end.
+	keep := false
+	defer func() {
+		if !keep {
+			_ = slave.Close()
+		}
+	}()
 	if err := pty.Setsize(master, &pty.Winsize{Rows: rows, Cols: cols}); err != nil {
 		_ = master.Close()
 		return nil, "", fmt.Errorf("sizing the pseudo-terminal: %w", err)
@@ -183,8 +193,9 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 		_ = master.Close()
 		return nil, "", fmt.Errorf("starting the shell: %w", err)
 	}
-	t := &Terminal{cmd: cmd, master: master, slave: slave.Name(), exited: make(chan struct{}), scroll: newRing(ScrollbackBytes),
+	t := &Terminal{cmd: cmd, master: master, slave: slave.Name(), slaveF: slave, exited: make(chan struct{}), scroll: newRing(ScrollbackBytes),
 		lastOut: time.Now(), status: Status{Running: true}, changed: make(chan struct{})}
+	keep = true
 	go t.readLoop()
 	go t.waitLoop()
 	res, err := t.send(ctx, "", false, true)
@@ -259,6 +270,7 @@ func (t *Terminal) waitLoop() {
 	t.status = st
 	t.notifyLocked()
 	t.mu.Unlock()
+	_ = t.slaveF.Close()
 	close(t.exited)
 }
 
@@ -293,6 +305,7 @@ func (t *Terminal) send(ctx context.Context, text string, submit, startup bool) 
 		return SendResult{}, fmt.Errorf("PTY session %s has exited", t.ID)
 	}
 	t.view = newRing(ViewportBytes)
+	t.waits = 0
 	t.san.Reset()
 	began := time.Now()
 	t.lastOut = began
@@ -339,7 +352,21 @@ func (t *Terminal) settled(began time.Time, startup bool) string {
 	case atPrompt && idle >= pollInterval && t.foreground() == t.shellSession():
 		return WaitStdin
 	case !startup && now.Sub(began) >= probeAfter && idle >= pollInterval && t.waitingForInput():
-		return WaitStdin
+		// Twice, a poll apart: a program just woken by the input is
+		// still in its read for a moment.
+		t.mu.Lock()
+		t.waits++
+		twice := t.waits >= 2
+		t.mu.Unlock()
+		if twice {
+			return WaitStdin
+		}
+	default:
+		t.mu.Lock()
+		t.waits = 0
+		t.mu.Unlock()
+	}
+	switch {
 	case (seen || !startup) && idle >= IdleSilence:
 		return WaitIdle
 	case now.Sub(began) >= SendTimeout:
@@ -550,7 +577,7 @@ func waitCalls() (reads, polls []int) {
 // readable).
 func (t *Terminal) waitingForInput() bool {
 	fg := t.foreground()
-	if fg <= 0 {
+	if fg <= 0 || t.pendingInput() {
 		return false
 	}
 	ents, _ := os.ReadDir("/proc")
@@ -559,7 +586,9 @@ func (t *Terminal) waitingForInput() bool {
 		if err != nil {
 			continue
 		}
-		if st, ok := readStat(pid); !ok || st.pgrp != fg {
+		// Asleep (S): a program woken by the input is runnable (R)
+		// while still in its read.
+		if st, ok := readStat(pid); !ok || st.pgrp != fg || st.state != "S" {
 			continue
 		}
 		if t.blockedOnTTY(pid) {
@@ -597,4 +626,18 @@ func (t *Terminal) blockedOnTTY(pid int) bool {
 		return fdOf(0)
 	}
 	return false
+}
+
+// pendingInput reports whether input written to the terminal waits in
+// its input queue, unread by any program (TIOCINQ on the slave).
+func (t *Terminal) pendingInput() bool {
+	rc, err := t.slaveF.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	cerr := rc.Control(func(fd uintptr) {
+		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	})
+	return cerr == nil && err == nil && n > 0
 }
