@@ -108,7 +108,7 @@ func FuzzDecodeArgs(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	specs := append(sendSpecs, argSpec{"offset", argNumber, false}, argSpec{"count", argNumber, false})
+	specs := append(sendSpecs(), argSpec{"offset", argNumber, false}, argSpec{"count", argNumber, false})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		a, err := decodeArgs("terminal_send", raw, specs)
 		if err != nil {

@@ -69,13 +69,25 @@ func sessionArg(a args) (string, error) {
 	return id, nil
 }
 
-var (
-	openSpecs   = []argSpec{{"type", argString, true}, {"name", argString, false}, {"cwd", argString, false}}
-	sendSpecs   = []argSpec{{"sessionId", argString, true}, {"text", argString, true}, {"submit", argBool, false}, {"run_in_background", argBool, false}}
-	readSpecs   = []argSpec{{"sessionId", argString, true}, {"offset", argNumber, false}, {"count", argNumber, false}}
-	signalSpecs = []argSpec{{"sessionId", argString, true}, {"signal", argString, true}}
-	idSpecs     = []argSpec{{"sessionId", argString, true}}
-)
+// The arguments of each tool (the specs are constant; a function keeps
+// them so).
+func openSpecs() []argSpec {
+	return []argSpec{{"type", argString, true}, {"name", argString, false}, {"cwd", argString, false}}
+}
+
+func sendSpecs() []argSpec {
+	return []argSpec{{"sessionId", argString, true}, {"text", argString, true}, {"submit", argBool, false}, {"run_in_background", argBool, false}}
+}
+
+func readSpecs() []argSpec {
+	return []argSpec{{"sessionId", argString, true}, {"offset", argNumber, false}, {"count", argNumber, false}}
+}
+
+func signalSpecs() []argSpec {
+	return []argSpec{{"sessionId", argString, true}, {"signal", argString, true}}
+}
+
+func idSpecs() []argSpec { return []argSpec{{"sessionId", argString, true}} }
 
 type openTool struct{}
 
@@ -88,7 +100,7 @@ func (openTool) Schema() tools.Schema {
 }
 
 func (openTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Location) {
-	a, err := decodeArgs(OpenName, raw, openSpecs)
+	a, err := decodeArgs(OpenName, raw, openSpecs())
 	if err != nil {
 		return OpenName, tools.KindExecute, nil
 	}
@@ -100,7 +112,7 @@ func (openTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Locat
 }
 
 func (o openTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
-	a, err := decodeArgs(OpenName, raw, openSpecs)
+	a, err := decodeArgs(OpenName, raw, openSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -133,7 +145,7 @@ func (sendTool) Schema() tools.Schema {
 }
 
 func (sendTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Location) {
-	a, err := decodeArgs(SendName, raw, sendSpecs)
+	a, err := decodeArgs(SendName, raw, sendSpecs())
 	if err != nil || a.str("text") == "" {
 		return "(send input)", tools.KindExecute, nil
 	}
@@ -168,7 +180,7 @@ func encodeStatus(s Status) statusJSON {
 }
 
 func (o sendTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
-	a, err := decodeArgs(SendName, raw, sendSpecs)
+	a, err := decodeArgs(SendName, raw, sendSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -214,7 +226,7 @@ func (readTool) Schema() tools.Schema {
 }
 
 func (readTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Location) {
-	a, err := decodeArgs(ReadName, raw, readSpecs)
+	a, err := decodeArgs(ReadName, raw, readSpecs())
 	if err != nil {
 		return ReadName, tools.KindRead, nil
 	}
@@ -222,7 +234,7 @@ func (readTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Locat
 }
 
 func (o readTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
-	a, err := decodeArgs(ReadName, raw, readSpecs)
+	a, err := decodeArgs(ReadName, raw, readSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -267,7 +279,7 @@ func (signalTool) Schema() tools.Schema {
 }
 
 func (signalTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Location) {
-	a, err := decodeArgs(SignalName, raw, signalSpecs)
+	a, err := decodeArgs(SignalName, raw, signalSpecs())
 	if err != nil {
 		return SignalName, tools.KindExecute, nil
 	}
@@ -275,7 +287,7 @@ func (signalTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Loc
 }
 
 func (o signalTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
-	a, err := decodeArgs(SignalName, raw, signalSpecs)
+	a, err := decodeArgs(SignalName, raw, signalSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -314,7 +326,7 @@ func (closeTool) Schema() tools.Schema {
 }
 
 func (closeTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Location) {
-	a, err := decodeArgs(CloseName, raw, idSpecs)
+	a, err := decodeArgs(CloseName, raw, idSpecs())
 	if err != nil {
 		return CloseName, tools.KindExecute, nil
 	}
@@ -322,7 +334,7 @@ func (closeTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Loca
 }
 
 func (o closeTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
-	a, err := decodeArgs(CloseName, raw, idSpecs)
+	a, err := decodeArgs(CloseName, raw, idSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
