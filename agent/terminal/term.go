@@ -295,14 +295,25 @@ func (t *Terminal) Send(ctx context.Context, text string, submit bool) (SendResu
 }
 
 func (t *Terminal) send(ctx context.Context, text string, submit, startup bool) (SendResult, error) {
-	if !t.sendMu.TryLock() {
-		return SendResult{}, fmt.Errorf("PTY session %s %w", t.ID, ErrSendActive)
+	began, err := t.begin(text, submit)
+	if err != nil {
+		return SendResult{}, err
 	}
-	defer t.sendMu.Unlock()
+	return t.await(ctx, began, startup)
+}
+
+// begin starts a send: it takes the terminal's one send slot (or fails
+// with ErrSendActive) and writes the input. A nil error leaves the slot
+// held: await releases it.
+func (t *Terminal) begin(text string, submit bool) (time.Time, error) {
+	if !t.sendMu.TryLock() {
+		return time.Time{}, fmt.Errorf("PTY session %s %w", t.ID, ErrSendActive)
+	}
 	t.mu.Lock()
 	if !t.status.Running {
 		t.mu.Unlock()
-		return SendResult{}, fmt.Errorf("PTY session %s has exited", t.ID)
+		t.sendMu.Unlock()
+		return time.Time{}, fmt.Errorf("PTY session %s has exited", t.ID)
 	}
 	t.view = newRing(ViewportBytes)
 	t.waits = 0
@@ -310,20 +321,30 @@ func (t *Terminal) send(ctx context.Context, text string, submit, startup bool) 
 	began := time.Now()
 	t.lastOut = began
 	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		t.view = nil
-		t.mu.Unlock()
-	}()
 	input := text
 	if submit {
 		input += "\r"
 	}
 	if input != "" {
 		if _, err := t.master.Write([]byte(input)); err != nil {
-			return SendResult{}, fmt.Errorf("writing to PTY session %s: %w", t.ID, err)
+			t.endSend()
+			return time.Time{}, fmt.Errorf("writing to PTY session %s: %w", t.ID, err)
 		}
 	}
+	return began, nil
+}
+
+// endSend releases the send slot.
+func (t *Terminal) endSend() {
+	t.mu.Lock()
+	t.view = nil
+	t.mu.Unlock()
+	t.sendMu.Unlock()
+}
+
+// await waits for the send begun at began to settle and releases its slot.
+func (t *Terminal) await(ctx context.Context, began time.Time, startup bool) (SendResult, error) {
+	defer t.endSend()
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
@@ -338,6 +359,20 @@ func (t *Terminal) send(ctx context.Context, text string, submit, startup bool) 
 			return t.result(reason), nil
 		}
 	}
+}
+
+// takeOutput returns the active send's output since the previous take and
+// whether some of it was dropped, and empties it (a background send's
+// job_output reads).
+func (t *Terminal) takeOutput() (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.view == nil {
+		return "", false
+	}
+	out, dropped := string(t.view.Bytes()), t.view.dropped
+	t.view.Reset()
+	return out, dropped
 }
 
 // settled returns why a send begun at began is done, "" while it is not.

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/reel-agent/reel/agent/tools"
@@ -198,7 +201,11 @@ func (o sendTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return failed(title, kind, err), nil
 	}
 	if a.boolean("run_in_background", false) {
-		return failed(title, kind, errors.New("background terminal sends are not available; send in the foreground and read the rest with terminal_read")), nil
+		jid, err := sendInBackground(ctx, env, t, a.str("text"), a.boolean("submit", true))
+		if err != nil {
+			return failed(title, kind, err), nil
+		}
+		return tools.Result{Text: "started background job " + jid, Kind: kind, Title: "Send to terminal " + id + " in background"}, nil
 	}
 	r, err := t.Send(ctx, a.str("text"), a.boolean("submit", true))
 	if ctx.Err() != nil {
@@ -377,4 +384,95 @@ func (o listTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (t
 		return failed(title, kind, err), nil
 	}
 	return tools.Result{Text: renderList(s.Manager.List(), MaxResultBytes), Kind: kind, Title: title}, nil
+}
+
+// background is a terminal send running as a background job
+// (run_in_background): job_output reads its output as it comes, job_kill
+// interrupts it (SIGINT to the foreground process group).
+type background struct {
+	t      *Terminal
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	settled bool
+	rest    string // the output left at settlement, until read
+	cut     bool
+}
+
+// Cancel implements tools.JobWork.
+func (b *background) Cancel() { b.cancel() }
+
+// ReadOutput implements tools.JobWork: the output since the previous read,
+// with the truncation marker when some was dropped.
+func (b *background) ReadOutput(bool) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out string
+	var cut bool
+	if b.settled {
+		out, cut, b.rest, b.cut = b.rest, b.cut, "", false
+	} else {
+		out, cut = b.t.takeOutput()
+	}
+	if cut {
+		sep := "\n"
+		if out == "" || strings.HasSuffix(out, "\n") {
+			sep = ""
+		}
+		out += sep + "[output truncated]"
+	}
+	return out
+}
+
+// sendInBackground starts a send to t as a job of the session's table
+// (kind pty-send) and returns the job's id. The input is written before
+// it returns; a terminal busy with another send refuses at once.
+func sendInBackground(ctx context.Context, env *tools.Env, t *Terminal, text string, submit bool) (string, error) {
+	owner, ok := env.Owner.(tools.JobOwner)
+	if !ok {
+		return "", errors.New("background terminal sends need the session's job table")
+	}
+	label := text
+	if label == "" {
+		label = "(input)"
+	}
+	began, err := t.begin(text, submit)
+	if err != nil {
+		return "", err
+	}
+	// The job outlives the call; job_kill and the terminal's close end it.
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	b := &background{t: t, cancel: cancel}
+	id, settle, err := owner.Jobs().Start("pty-send", t.ID+": "+label, b)
+	if err != nil {
+		cancel()
+		// Nothing waits for the input now; let the slot go.
+		go func() { _, _ = t.await(jctx, began, false) }()
+		return "", err
+	}
+	go func() {
+		defer cancel()
+		r, err := t.await(jctx, began, false)
+		b.mu.Lock()
+		b.settled, b.rest, b.cut = true, r.Viewport, r.Truncated
+		b.mu.Unlock()
+		switch {
+		case jctx.Err() != nil:
+			settle(tools.JobKilled, "interrupted")
+		case err != nil:
+			settle(tools.JobFailed, err.Error())
+		case r.Status.Running:
+			settle(tools.JobCompleted, "wait: "+r.WaitReason)
+		default:
+			detail := "unknown"
+			switch {
+			case r.Status.ExitCode != nil:
+				detail = strconv.Itoa(*r.Status.ExitCode)
+			case r.Status.Signal != "":
+				detail = r.Status.Signal
+			}
+			settle(tools.JobCompleted, "session exited: "+detail)
+		}
+	}()
+	return id, nil
 }

@@ -740,3 +740,33 @@ func (JobList) Run(_ context.Context, env *Env, raw json.RawMessage) (Result, er
 	}
 	return Result{Text: strings.Join(lines, "\n"), Kind: KindRead, Title: title}, nil
 }
+
+// JobWork is the work of a background job a tool outside this package
+// starts (a terminal's background send): what job_output and job_kill
+// control of it.
+type JobWork interface {
+	// Cancel asks the work to end; it returns at once and may be called
+	// more than once.
+	Cancel()
+	// ReadOutput returns the output since the previous call; settled
+	// tells that the job has ended (the work's output is complete).
+	ReadOutput(settled bool) string
+}
+
+// workAdapter is a JobWork as the table's jobWork.
+type workAdapter struct{ w JobWork }
+
+func (a workAdapter) cancel()                        { a.w.Cancel() }
+func (a workAdapter) readOutput(settled bool) string { return a.w.ReadOutput(settled) }
+
+// Start registers a job of kind (its id is KIND-N) labelled label whose
+// work is w, admitted like bash's (ErrJobLimit), and returns its id and
+// the function that records its end, once: status is one of the three
+// ends, detail what job_output shows after it ("wait: stdin_read").
+func (t *Jobs) Start(kind, label string, w JobWork) (id string, settle func(status JobStatus, detail string), err error) {
+	rec, err := t.register(kind, label, func(string) (jobWork, error) { return workAdapter{w}, nil })
+	if err != nil {
+		return "", nil, err
+	}
+	return rec.id, func(status JobStatus, detail string) { t.settle(rec, status, detail) }, nil
+}
