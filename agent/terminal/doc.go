@@ -18,7 +18,9 @@
 // killed (the supervisor's liveness pipe). A terminal is never wider than
 // its session: the engine closes the ones opened under a mode wider than
 // the session's current one when the mode narrows (Manager.CloseWider), as
-// it stops such background jobs.
+// it stops such background jobs; one still starting when the mode narrows
+// is closed as soon as it is ready. The supervisor takes only a terminal
+// that is no process's controlling terminal yet.
 //
 // # Output
 //
@@ -42,5 +44,17 @@
 // waits for input (wait reason stdin_read), the output went silent
 // (inferred_idle), [SendTimeout] passed (timeout), or the shell exited
 // (session_exit). Cancelling the call sends SIGINT to the foreground
-// process group. One send runs at a time per terminal.
+// process group. One send runs at a time per terminal. With
+// run_in_background the send is a job of the session's table (kind
+// pty-send): job_output reads its output as it comes, job_kill interrupts
+// it.
+//
+// # Wiring
+//
+// The engine offers [Tools] when configured to (reel acp --terminals) and
+// gives each call, through its tools.Env Owner, the session's [Scope]
+// ([Host]): the session's [Manager], its current mode, its cwd and the
+// sandbox's terminal command. It closes a session's terminals when the
+// session closes ([Manager.CloseAll]) and after a narrowing
+// ([Manager.CloseWider]).
 package terminal
