@@ -149,8 +149,9 @@ var CorpusPreps = map[string]CorpusPrep{
 	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
-			"sandbox provider at an executable that does not exist, so every confined command fails to start",
-		Missing: "needs the reference suite's fault switch DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER (a sandbox runner that cannot start); reel has no such switch",
+			"sandbox provider at an executable that does not exist, so every confined command fails to start; reel's fault " +
+			"switch --debug-missing-sandbox-runner makes every command's runner a file in the cwd that does not exist",
+		Args: []string{"--debug-missing-sandbox-runner"},
 	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +

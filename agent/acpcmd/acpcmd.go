@@ -69,8 +69,10 @@ type Options struct {
 	ChildAfterTurn, HoldForChildren bool
 	FailSubagentStart               bool
 	FailSubagentTurn                int
-	LogLevel                        string
-	MaxTokens                       int
+	// MissingSandboxRunner is the fault switch sandbox.MissingRunner.
+	MissingSandboxRunner bool
+	LogLevel             string
+	MaxTokens            int
 	// MaxResponseBytes caps one model response in bytes (text, reasoning
 	// and tool-call arguments together).
 	MaxResponseBytes int
@@ -185,6 +187,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.BoolVar(&o.MissingSandboxRunner, "debug-missing-sandbox-runner", false, "inject a fault: the sandbox runner of every bash command is a file that does not exist, so no command can start (tests)")
 	fs.BoolVar(&o.FailSubagentStart, "debug-fail-subagent-start", false, "inject a fault: every subagent fails right after its log is created (tests)")
 	fs.IntVar(&o.FailSubagentTurn, "debug-fail-subagent-turn", 0, "inject a fault: a subagent's turn `N` ends with an error before its first step (tests)")
 	fs.BoolVar(&o.HoldForChildren, "debug-hold-for-children", false, "a prompt is answered, and a report is taken, only once the background subagents the session started have settled (deterministic recordings)")
@@ -375,7 +378,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 	}
 	cfg.ImageInput = imageInput(o, cfg.Model)
 	cfg.ModelChoices = modelChoices(o, cfg.Model, len(o.Replay) > 0 || o.Standin != "")
-	sb := newSandbox(env.Executable, log, o.Network == "on", o.StateDir, cfg.SpillDir)
+	sb := newSandbox(env.Executable, log, o.Network == "on", o.MissingSandboxRunner, o.StateDir, cfg.SpillDir)
 	// Every supervised process tree ends with the agent, and the
 	// sandbox's private temp dirs go with it.
 	defer sb.Close()
