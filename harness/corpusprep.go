@@ -153,6 +153,15 @@ var CorpusPreps = map[string]CorpusPrep{
 			"switch --debug-missing-sandbox-runner makes every command's runner a file in the cwd that does not exist",
 		Args: []string{"--debug-missing-sandbox-runner"},
 	},
+	"session-query-spill": {
+		Source: "acp.snapshot.ts runs it with configPath SESSION_QUERY_CONFIG, examples/acp-agent/session-query.cordis.snapshot.yml: " +
+			"fs.cordis.snapshot.yml (spill policy maxInlineBytes 800 under DSH_SNAPSHOT) with the opt-in tool-session-query package; " +
+			"reel offers session_event_read with --session-query",
+		Args: []string{"--session-query", "--inline-bytes", "800"},
+		Missing: "needs the reference run's own temp root: its verification command searches /tmp/dsh-acp-snap-035d1d054 (named literally) for " +
+			"the spill of the event at seq 5, which in the reference's log layout is a runtime-context message large enough to spill; in reel's " +
+			"layout seq 5 is the session's title (not spilled), so no run of reel can give that command's recorded outcome (exit 1, no output)",
+	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +
 			"a test-only sandbox provider that prints `landlock-run: partial enforcement (older Landlock ABI)` to stderr " +

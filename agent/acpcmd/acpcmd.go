@@ -94,6 +94,8 @@ type Options struct {
 	GlobSample     bool
 	// GlobNoSpill keeps an over-cap glob result from saving its list.
 	GlobNoSpill bool
+	// SessionQuery offers session_event_read (agent.Config.SessionQuery).
+	SessionQuery bool
 	// RootMarkers are the file names marking the project root for
 	// instruction files (comma-separated on the command line; "": .git).
 	RootMarkers string
@@ -200,6 +202,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", acpserver.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
 	fs.IntVar(&o.InlineBytes, "inline-bytes", 0, "bash result size shown to the model before it is spilled to a file (0: 50000)")
 	fs.IntVar(&o.GlobMaxResults, "glob-max-results", 0, "paths a glob result shows (0: 100; at most 1000)")
+	fs.BoolVar(&o.SessionQuery, "session-query", false, "offer the session query tool session_event_read: the model reads events of its own session's log by seq")
 	fs.BoolVar(&o.GlobNoSpill, "glob-no-spill", false, "do not save the whole sorted list of a glob result over --glob-max-results to a spill file")
 	fs.BoolVar(&o.GlobSample, "glob-sample", false, "sample a glob result over --glob-max-results across top-level entries instead of showing its first paths by modification time")
 	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
@@ -405,7 +408,7 @@ func engineConfig(o Options) agent.Config {
 		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
 		Attachments:    attachments(o),
 		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
-		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
+		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill, SessionQuery: o.SessionQuery,
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,

@@ -648,7 +648,9 @@ func (e *Env) maxInline() int {
 type collector struct {
 	env   *Env
 	limit int
-	total int64
+	// prefix names the spill file ("bash" when empty).
+	prefix string
+	total  int64
 	// buf is the whole output while it fits the limit; once spilling,
 	// head is its first limit bytes and tail at least its last limit.
 	buf, head, tail []byte
@@ -684,7 +686,11 @@ func (c *collector) Write(p []byte) (int, error) {
 // startSpill creates the spill file and writes b, the output so far, to it.
 func (c *collector) startSpill(b []byte) {
 	c.spilling = true
-	c.spill, c.file, c.spillErr = c.env.createSpill("bash", ".txt")
+	prefix := c.prefix
+	if prefix == "" {
+		prefix = "bash"
+	}
+	c.spill, c.file, c.spillErr = c.env.createSpill(prefix, ".txt")
 	if c.spill != nil {
 		_, _ = c.spill.Write(b)
 	}

@@ -57,3 +57,19 @@ func jobKillEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	return Essence{}, false
 }
+
+var eventReadHead = lazyRegexp("^Session (\\S+) — (.*)\nTarget event seq (\\d+):\n```json\n\\{\n  \"type\": \"([^\"]+)\"")
+
+// eventReadEssence reduces a session_event_read result to its title (the
+// caller's session id is each system's own) and the seq it read. The
+// event at that seq is not compared: the two systems lay a session's log
+// out differently (the reference's runtime-context message, reel's
+// sandbox/mode and approval/policy events), so one seq names different
+// events, of different sizes (spilled or not).
+func eventReadEssence(text string, _ json.RawMessage) (Essence, bool) {
+	m := eventReadHead().FindStringSubmatch(text)
+	if m == nil {
+		return Essence{}, false
+	}
+	return Essence{Facts: []string{"title " + m[2], "seq " + m[3]}}, true
+}

@@ -170,6 +170,13 @@ var ToolRules = []ToolRule{
 		essence:    jobKillEssence,
 	},
 	{
+		Tool:     "session_event_read",
+		Compared: "the session's title the result names and the seq read",
+		Normalized: "the session id (each system's own); the event at the seq, its JSON and the neighbours' summaries: the two systems lay a log out " +
+			"differently (the reference's runtime-context message, reel's sandbox/mode and approval/policy events), so one seq names different events; whether it was spilled",
+		essence: eventReadEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",

@@ -51,6 +51,15 @@ func TestToolEssence(t *testing.T) {
 		{"job_kill already finished", "job_kill", "job bash-1 had already finished [status: completed, exit code: 0]", "job bash-1 had already finished [status: completed, exit code: 0]", true},
 		{"job_kill finished against requested", "job_kill", "job bash-1 had already finished [status: completed, exit code: 0]", "requested cancellation of job bash-1", false},
 		{"job_kill other status", "job_kill", "job bash-1 had already finished [status: completed, exit code: 0]", "job bash-1 had already finished [status: killed, signal: SIGTERM]", false},
+		{"session_event_read same seq", "session_event_read",
+			"Session {{sessionId}} — Read request event 5 with\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\",\n  \"seq\": 5\n}\n```\n\n(Omitted 782 bytes. Full formatted result stored at: /tmp/x. Use read with offset/limit, or grep this path to search within it.)",
+			"Session cc94 — Read request event 5 with\nTarget event seq 5:\n```json\n{\n  \"type\": \"session/title\",\n  \"seq\": 5\n}\n```", true},
+		{"session_event_read other seq", "session_event_read",
+			"Session a — t\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\"\n}\n```",
+			"Session b — t\nTarget event seq 6:\n```json\n{\n  \"type\": \"user/message\"\n}\n```", false},
+		{"session_event_read other title", "session_event_read",
+			"Session a — t\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\"\n}\n```",
+			"Session a — untitled\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\"\n}\n```", false},
 		{"bash output", "bash", "SNAPSHOT_OK\n", "SNAPSHOT_OK\n", true},
 		{"bash other output", "bash", "SNAPSHOT_OK\n", "ok", false},
 		{"bash no output", "bash", "(no output)", "(no output)", true},
@@ -198,6 +207,9 @@ func TestToolEssenceRefuses(t *testing.T) {
 		{"job_kill", "requested cancellation of job "},
 		{"job_kill", "job bash-1 had already finished"},
 		{"job_kill", "Error: unknown job bash-9"},
+		{"session_event_read", "Session a — t"},
+		{"session_event_read", "Target event seq 5:"},
+		{"session_event_read", ""},
 	}
 	for _, c := range cases {
 		if e, ok := toolRule(c.tool).essence(c.text, nil); ok {
