@@ -162,6 +162,12 @@ var CorpusPreps = map[string]CorpusPrep{
 			"the spill of the event at seq 5, which in the reference's log layout is a runtime-context message large enough to spill; in reel's " +
 			"layout seq 5 is the session's title (not spilled), so no run of reel can give that command's recorded outcome (exit 1, no output)",
 	},
+	"subagent-depth-two-rejection": {
+		Source: "acp.snapshot.ts runs it with configPath DEPTH_TWO_CONFIG, examples/acp-agent/depth-two.cordis.yml, whose tool-subagent " +
+			"config sets maxDepth 2 (the base composition's is 1): two generations of children, the grandchild's own subagent call " +
+			"(depth 3) refused before any session is made; reel's --max-subagent-depth 2",
+		Args: []string{"--max-subagent-depth", "2"},
+	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +
 			"a test-only sandbox provider that prints `landlock-run: partial enforcement (older Landlock ABI)` to stderr " +

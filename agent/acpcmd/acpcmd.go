@@ -71,8 +71,11 @@ type Options struct {
 	FailSubagentTurn                int
 	// MissingSandboxRunner is the fault switch sandbox.MissingRunner.
 	MissingSandboxRunner bool
-	LogLevel             string
-	MaxTokens            int
+	// MaxSubagentDepth is agent.Config.MaxSubagentDepth, 1 to
+	// maxSubagentDepth.
+	MaxSubagentDepth int
+	LogLevel         string
+	MaxTokens        int
 	// MaxResponseBytes caps one model response in bytes (text, reasoning
 	// and tool-call arguments together).
 	MaxResponseBytes int
@@ -189,6 +192,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.IntVar(&o.MaxSubagentDepth, "max-subagent-depth", agent.DefaultMaxSubagentDepth, "how deep subagents may nest: a child at depth d (the root's children are at 1) may start children while d+1 is at most this")
 	fs.BoolVar(&o.MissingSandboxRunner, "debug-missing-sandbox-runner", false, "inject a fault: the sandbox runner of every bash command is a file that does not exist, so no command can start (tests)")
 	fs.BoolVar(&o.FailSubagentStart, "debug-fail-subagent-start", false, "inject a fault: every subagent fails right after its log is created (tests)")
 	fs.IntVar(&o.FailSubagentTurn, "debug-fail-subagent-turn", 0, "inject a fault: a subagent's turn `N` ends with an error before its first step (tests)")
@@ -254,6 +258,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.InlineBytes < 0 {
 		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
+	}
+	if o.MaxSubagentDepth < 1 || o.MaxSubagentDepth > maxSubagentDepth {
+		return o, fmt.Errorf("%w: --max-subagent-depth %d: want 1 to %d", ErrUsage, o.MaxSubagentDepth, maxSubagentDepth)
 	}
 	if o.GlobMaxResults < 0 || o.GlobMaxResults > tools.MaxListEntries {
 		return o, fmt.Errorf("%w: --glob-max-results %d: want 0 (the default) to %d", ErrUsage, o.GlobMaxResults, tools.MaxListEntries)
@@ -412,7 +419,7 @@ func engineConfig(o Options) agent.Config {
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
-		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn,
+		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
@@ -746,3 +753,7 @@ func modelChoices(o Options, model string, scripted bool) []string {
 	}
 	return out
 }
+
+// maxSubagentDepth bounds --max-subagent-depth: every level is a session
+// of its own, with its log and its model calls.
+const maxSubagentDepth = 16
