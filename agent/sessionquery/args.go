@@ -33,8 +33,8 @@ type EventReadArgs struct {
 	Before, After int
 }
 
-// argNames are the argument names, exact and case-sensitive.
-var argNames = []string{"session_id", "seq", "before", "after"}
+// argNames returns the argument names, exact and case-sensitive.
+func argNames() []string { return []string{"session_id", "seq", "before", "after"} }
 
 // ParseEventReadArgs decodes session_event_read's arguments strictly: a
 // JSON object whose members are among session_id (a string), seq (required),
@@ -68,8 +68,8 @@ func ParseEventReadArgs(raw json.RawMessage) (EventReadArgs, error) {
 		if err := dec.Decode(&v); err != nil {
 			return a, argErr("", "malformed JSON")
 		}
-		if !slices.Contains(argNames, key) {
-			for _, n := range argNames {
+		if names := argNames(); !slices.Contains(names, key) {
+			for _, n := range names {
 				if strings.EqualFold(n, key) {
 					return a, argErr(key, fmt.Sprintf("unknown argument; names are case-sensitive (did you mean %q?)", n))
 				}
