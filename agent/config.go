@@ -123,6 +123,10 @@ type Config struct {
 	// GlobNoSpill keeps an over-cap glob result from saving its whole
 	// sorted list (tools.Env.GlobNoSpill).
 	GlobNoSpill bool
+	// SessionQuery offers the session query tool, session_event_read (agent/sessionquery),
+	// which reads the calling session's own log. Off by default, as the
+	// reference ships it (an opt-in package).
+	SessionQuery bool
 	// Skills configures where skills (SKILL.md packs) are found;
 	// DisableSkills turns the catalog, the skill tool's packs and the
 	// skill slash commands off.

@@ -16,6 +16,7 @@ import (
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/sessionquery"
 	"github.com/reel-agent/reel/agent/skills"
 	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
@@ -415,6 +416,9 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
 	if cfg.Terminals {
 		list = append(list, terminal.Tools()...)
+	}
+	if cfg.SessionQuery {
+		list = append(list, sessionquery.EventRead{})
 	}
 	return tools.NewSet(append(list, extra...)...)
 }

@@ -90,7 +90,13 @@ func (o jobOwner) Jobs() *tools.Jobs {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.table == nil {
-		j.table = tools.NewJobs(tools.DefaultJobLimit, func(info tools.JobInfo) { s.queueNotice(s.jobNotice(info)) })
+		j.table = tools.NewJobs(tools.DefaultJobLimit, func(info tools.JobInfo) {
+			if info.SpawnFailed {
+				s.queueNoticeLate(s.jobNotice(info))
+				return
+			}
+			s.queueNotice(s.jobNotice(info))
+		})
 	}
 	return j.table
 }

@@ -384,6 +384,9 @@ func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	if !e.cfg.DisableReadGuard {
 		env.Observed = &s.observed
 	}
+	if e.cfg.SessionQuery {
+		env.History = history{s}
+	}
 	if e.cfg.SpillDir != "" {
 		// Without a SpillDir the tools use the temp dir; joining "" with
 		// the session id would spill into the workspace.

@@ -32,7 +32,9 @@ var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", 
 	// that steer the continuable ones.
 	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report",
 	// Persistent terminals (on with --terminals, see CorpusPreps).
-	"terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_list", "terminal_close"}
+	"terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_list", "terminal_close",
+	// The session query tool, offered with --session-query.
+	"session_event_read"}
 
 // Corpus verdicts.
 const (

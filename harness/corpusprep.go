@@ -157,8 +157,24 @@ var CorpusPreps = map[string]CorpusPrep{
 	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
-			"sandbox provider at an executable that does not exist, so every confined command fails to start",
-		Missing: "needs the reference suite's fault switch DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER (a sandbox runner that cannot start); reel has no such switch",
+			"sandbox provider at an executable that does not exist, so every confined command fails to start; reel's fault " +
+			"switch --debug-missing-sandbox-runner makes every command's runner a file in the cwd that does not exist",
+		Args: []string{"--debug-missing-sandbox-runner"},
+	},
+	"session-query-spill": {
+		Source: "acp.snapshot.ts runs it with configPath SESSION_QUERY_CONFIG, examples/acp-agent/session-query.cordis.snapshot.yml: " +
+			"fs.cordis.snapshot.yml (spill policy maxInlineBytes 800 under DSH_SNAPSHOT) with the opt-in tool-session-query package; " +
+			"reel offers session_event_read with --session-query",
+		Args: []string{"--session-query", "--inline-bytes", "800"},
+		Missing: "needs the reference run's own temp root: its verification command searches /tmp/dsh-acp-snap-035d1d054 (named literally) for " +
+			"the spill of the event at seq 5, which in the reference's log layout is a runtime-context message large enough to spill; in reel's " +
+			"layout seq 5 is the session's title (not spilled), so no run of reel can give that command's recorded outcome (exit 1, no output)",
+	},
+	"subagent-depth-two-rejection": {
+		Source: "acp.snapshot.ts runs it with configPath DEPTH_TWO_CONFIG, examples/acp-agent/depth-two.cordis.yml, whose tool-subagent " +
+			"config sets maxDepth 2 (the base composition's is 1): two generations of children, the grandchild's own subagent call " +
+			"(depth 3) refused before any session is made; reel's --max-subagent-depth 2",
+		Args: []string{"--max-subagent-depth", "2"},
 	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +

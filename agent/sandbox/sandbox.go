@@ -31,6 +31,9 @@ type Sandbox struct {
 	tempRoot string
 	network  bool
 	abi      int
+	// missingRunner, when set, is the file name (in the session's root)
+	// every command runs as instead of exe: a runner that does not exist.
+	missingRunner string
 
 	mu      sync.Mutex
 	closed  bool
@@ -62,6 +65,20 @@ func TempRoot(dir string) Option {
 // confined.
 func Network(on bool) Option {
 	return func(s *Sandbox) { s.network = on }
+}
+
+// MissingRunnerName is the file, in a session's working directory, that
+// [MissingRunner] makes every command's runner: it is never created.
+const MissingRunnerName = ".reel-missing-sandbox-runner"
+
+// MissingRunner is a fault switch for tests (reel acp
+// --debug-missing-sandbox-runner): every command's runner is
+// [MissingRunnerName] in the session's working directory instead of the reel
+// binary, so no command can be spawned and every bash call meets the
+// runner-failure path, as the reference suite's
+// DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER does.
+func MissingRunner() Option {
+	return func(s *Sandbox) { s.missingRunner = MissingRunnerName }
 }
 
 // New returns a Sandbox whose commands re-execute exe (the reel binary, as
@@ -282,7 +299,11 @@ func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFu
 			args = append(args, "--tty")
 		}
 		args = append(args, "--", "bash", "-c", script)
-		cmd := exec.CommandContext(ctx, s.exe, args...)
+		exe := s.exe
+		if s.missingRunner != "" {
+			exe = filepath.Join(root, s.missingRunner)
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.SysProcAttr = attr
 		cmd.Dir = workdir
 		cmd.ExtraFiles = []*os.File{live}

@@ -199,6 +199,9 @@ type Env struct {
 	// Delegator, when non-nil, runs the child agents of the subagent
 	// tools (the engine); without it they fail.
 	Delegator Delegator
+	// History, when non-nil, is the calling session's own log, which the
+	// session query tools read; without it they fail.
+	History History
 	// Coordinator, when non-nil, controls the session's background
 	// children for send_message, list_agents, interrupt_agent and report;
 	// without it they fail.

@@ -156,6 +156,27 @@ var ToolRules = []ToolRule{
 		essence:    interruptEssence,
 	},
 	{
+		Tool: "job_output",
+		Compared: "the status line (status and detail), the sandbox's verdict (a runner that failed, a denial), that the process could not be spawned, " +
+			"and the other output lines in order (stdout, the `[stderr]` line and stderr)",
+		Normalized: "the wording of a spawn failure's operating-system error (Node's `Error: spawn PATH ENOENT` against Go's `fork/exec PATH: …`); " +
+			"the wording of a denial line; `(no output)`; trailing blanks and trailing empty lines",
+		essence: jobOutputEssence,
+	},
+	{
+		Tool:       "job_kill",
+		Compared:   "the job named and whether its cancellation was requested or it had already finished (with its status line)",
+		Normalized: "none: both answer `requested cancellation of job <id>` or `job <id> had already finished [status: …]`",
+		essence:    jobKillEssence,
+	},
+	{
+		Tool:     "session_event_read",
+		Compared: "the session's title the result names and the seq read",
+		Normalized: "the session id (each system's own); the event at the seq, its JSON and the neighbours' summaries: the two systems lay a log out " +
+			"differently (the reference's runtime-context message, reel's sandbox/mode and approval/policy events), so one seq names different events; whether it was spilled",
+		essence: eventReadEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",

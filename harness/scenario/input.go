@@ -27,12 +27,13 @@ const (
 	fSession     = "session"
 	fMode        = "mode"
 	fExpectError = "expectError"
+	fAddDirs     = "additionalDirectories"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError, fAddDirs}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -63,8 +64,13 @@ type Step struct {
 	// Mode is the session mode id for OpSetMode.
 	Mode string
 	// ExpectError says the agent must answer the step's request with a
-	// JSON-RPC error (OpPrompt, OpLoadSession).
+	// JSON-RPC error (OpPrompt, OpLoadSession, OpNewSession).
 	ExpectError bool
+	// AdditionalDirectories is what OpNewSession sends as ACP's
+	// additionalDirectories (nil: the member is not sent). Each is a
+	// non-empty string; they are sent as written, never opened by the
+	// harness.
+	AdditionalDirectories []string
 }
 
 // FileWait names a file, relative to the run's cwd, whose appearance a step
@@ -130,6 +136,8 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v = s.Mode
 		case fExpectError:
 			v, present = s.ExpectError, s.ExpectError
+		case fAddDirs:
+			v, present = s.AdditionalDirectories, s.AdditionalDirectories != nil
 		}
 		if !present {
 			continue
@@ -470,12 +478,38 @@ func step(v strictjson.Value) (Step, error) {
 			s.Mode, err = m.Value.NonEmpty()
 		case fExpectError:
 			s.ExpectError, err = m.Value.Bool()
+		case fAddDirs:
+			s.AdditionalDirectories, err = dirList(m.Value)
 		}
 		if err != nil {
 			return s, err
 		}
 	}
 	return s, nil
+}
+
+// maxAddDirs bounds the additionalDirectories of one step.
+const maxAddDirs = 64
+
+// dirList parses additionalDirectories: an array of at most maxAddDirs
+// non-empty strings (empty: an empty list, sent as []).
+func dirList(v strictjson.Value) ([]string, error) {
+	elems, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	if len(elems) > maxAddDirs {
+		return nil, v.Errorf(ErrBadValue, "has %d entries, more than %d", len(elems), maxAddDirs)
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		d, err := e.NonEmpty()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func fileWait(v strictjson.Value) (*FileWait, error) {
