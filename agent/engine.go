@@ -412,6 +412,9 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
 	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true},
 		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
+	if cfg.LSP != nil {
+		list = append(list, cfg.LSP)
+	}
 	return tools.NewSet(append(list, extra...)...)
 }
 

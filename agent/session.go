@@ -27,6 +27,9 @@ type Session struct {
 	// step to the next (see llm.Memo).
 	memo     llm.Memo
 	provider llm.Provider
+	// keep holds what tools keep for the session's life (the lsp tool's
+	// language servers); close closes it.
+	keep tools.Keep
 
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session
@@ -372,6 +375,9 @@ func (s *Session) close(refuseBusy bool) error {
 		return busy(fmt.Sprintf("session %s is busy; cancel the prompt first", s.id))
 	}
 	s.jobs.stopAll()
+	if err := s.keep.Close(); err != nil {
+		s.eng.log.Warn("closing the session's language servers", "session", s.id, "err", err)
+	}
 	s.stopTitle()
 	if s.stopStart != nil {
 		s.stopStart()
