@@ -68,7 +68,7 @@ func DefaultServers() []Server {
 				".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "typescriptreact",
 				".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascriptreact",
 			},
-			Install: "npm install -g typescript-language-server typescript",
+			Install: "npm install -g typescript-language-server typescript@5",
 		},
 		{
 			Name: "go", Command: "gopls", Extensions: map[string]string{".go": "go"},

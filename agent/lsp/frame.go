@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 )
@@ -116,7 +117,7 @@ func (s *stream) ReadObject(v any) error {
 			err = fmt.Errorf("%w: a message that is not JSON-RPC: %v", ErrFrame, err)
 		}
 	}
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrClosed) {
 		s.fmu.Lock()
 		if s.fail == nil {
 			s.fail = err

@@ -345,21 +345,26 @@ func (s *server) failure(ctx context.Context, step string, err error) error {
 	if cerr := context.Cause(ctx); errors.Is(cerr, context.Canceled) {
 		return fmt.Errorf("lsp: %s: %w", step, cerr)
 	}
-	s.stop()
 	name := s.cfg.Name
+	broke := s.st.failure()
+	var refusal *jsonrpc2.Error
 	switch {
+	case errors.As(err, &refusal):
+		err = fmt.Errorf("%w: the %s language server refused %s: %s", ErrServer, name, step, clip(refusal.Message, 500))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		err = fmt.Errorf("%w: the %s language server did not answer %s in time; it was stopped (the next call starts it again)", ErrServer, name, step)
-	case s.st.failure() != nil:
-		err = fmt.Errorf("%w: the %s language server broke the protocol during %s (%v); it was stopped", ErrServer, name, step, s.st.failure())
+	case broke != nil:
+		err = fmt.Errorf("%w: the %s language server broke the protocol during %s (%v); it was stopped", ErrServer, name, step, broke)
 	default:
+		// The connection ended: the process is exiting or gone.
 		select {
 		case <-s.exited:
 			err = fmt.Errorf("%w: the %s language server exited during %s (%v)", ErrServer, name, step, exitText(s.waited))
-		case <-time.After(stopWait + time.Second):
+		case <-time.After(stopWait):
 			err = fmt.Errorf("%w: the %s language server's connection failed during %s: %v", ErrServer, name, step, err)
 		}
 	}
+	s.stop()
 	if t := strings.TrimSpace(s.stderr.String()); t != "" {
 		err = fmt.Errorf("%w; its stderr ends: %s", err, t)
 	}
