@@ -28,8 +28,9 @@
 // session's sandbox mode (Landlock in read-only and workspace-write), with
 // the model keys scrubbed from its environment. The supervisor watches
 // reel's liveness pipe, so when reel dies, however it dies, the server's
-// whole tree is killed; reel also puts the supervisor in a process group
-// of its own with a parent-death signal. A server started under one mode
+// whole tree is killed (reel puts the supervisor in a process group of its
+// own, and gives it no parent-death signal, which would end it before it
+// could kill the tree). A server started under one mode
 // is stopped and started again when the session's mode changes.
 //
 // # Bounds

@@ -7,16 +7,16 @@ import (
 
 // ownGroup puts the server's process (the sandbox supervisor, or bash
 // exec'ing the server) in a process group of its own, which killGroup
-// ends, and has the kernel kill it should reel die without stopping it.
-// Under the supervisor the server is in a session of its own, which the
-// supervisor kills when reel dies or the process is signalled.
+// ends, as the bash tool does. It sets no parent-death signal: when reel
+// dies the supervisor must live on long enough to kill the server's
+// whole tree (it sees reel's liveness pipe close); a parent-death
+// SIGKILL would end it first and leave the server's children behind.
 func ownGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 }
 
 // killGroup sends SIGKILL to the process group of cmd's process.
