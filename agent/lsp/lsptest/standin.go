@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,7 +190,7 @@ func (s *standin) query(m *message, opened string) (code int, done bool) {
 		s.write(map[string]any{"id": m.ID, "result": []any{loc(opened, 0), loc(opened, 1)}})
 	case "textDocument/references":
 		s.write(map[string]any{"id": m.ID, "result": []any{loc(opened, 0), loc(opened, 1),
-			loc((&url.URL{Scheme: "file", Path: filepath.Join(os.TempDir(), "elsewhere", "lib.d.ts")}).String(), 4)}})
+			loc("file:///usr/lib/elsewhere/lib.d.ts", 4)}})
 	case "textDocument/hover":
 		s.write(map[string]any{"id": m.ID, "result": map[string]any{"contents": map[string]string{"kind": "markdown", "value": "```ts\nconst answer: 42\n```"}}})
 	default:
