@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -273,5 +274,68 @@ func TestAttackLSPServersDieWithTheSession(t *testing.T) {
 				awaitNoneInside(t, ws, "after reel was killed with SIGKILL")
 			}
 		})
+	}
+}
+
+// TestLSPRealServersUnderTheSandbox: the default servers work as reel
+// runs them, through the real binary, confined: under workspace-write
+// typescript-language-server and gopls answer a definition (their caches
+// go to the workspace's private temp dir); under read-only, where they
+// can write nothing, the call fails saying why.
+func TestLSPRealServersUnderTheSandbox(t *testing.T) {
+	needLandlock(t)
+	cases := []struct {
+		server, file string
+		files        map[string]string
+		line, char   int
+		want         string
+	}{
+		{"typescript-language-server", "a.ts", map[string]string{"a.ts": "export const answer = 42\nconsole.log(answer)\n"}, 2, 13, "completed: a.ts:1:14"},
+		{"gopls", "main.go", map[string]string{"go.mod": "module example.com/m\n\ngo 1.22\n",
+			"main.go": "package main\n\nfunc answer() int { return 42 }\n\nfunc main() { println(answer()) }\n"}, 5, 23, "completed: main.go:3:6"},
+	}
+	for _, mode := range []string{"workspace-write", "read-only"} {
+		for _, c := range cases {
+			t.Run(mode+"/"+c.server, func(t *testing.T) {
+				if _, err := exec.LookPath(c.server); err != nil {
+					if os.Getenv("CI") == "true" {
+						t.Fatalf("%s is not installed; .ci/run installs it", c.server)
+					}
+					t.Skipf("%s is not installed", c.server)
+				}
+				dir, ws, state := workspace(t)
+				for name, content := range c.files {
+					if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+					{ToolCalls: []standin.ToolCall{lspCall(t, "c1", "goToDefinition", c.file, c.line, c.char)}}, {Text: "done"}}})
+				p := startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=sk-lsp-test"), "acp", "--state-dir", state, "--mode", mode,
+					"--provider", "deepseek", "--base-url", url, "--model", "standin", "--lsp")
+				p.initialize()
+				sid := p.newSession(ws)
+				stop, frames := p.prompt(sid, "go")
+				if stop != "end_turn" {
+					t.Fatalf("stopReason %q", stop)
+				}
+				got := toolResults(frames)["c1"]
+				switch {
+				case mode == "read-only":
+					// Both servers must write (gopls its caches,
+					// tsserver its temp dir), which read-only forbids:
+					// a clear failure that says so.
+					if !strings.HasPrefix(got, "failed: ") || !strings.Contains(got, "the session is read-only") {
+						t.Errorf("result %q, want a failure naming read-only", got)
+					}
+				case got != c.want:
+					t.Errorf("result %q, want %q", got, c.want)
+				}
+				if code := p.finish(); code != 0 {
+					t.Fatalf("exit %d", code)
+				}
+				awaitNoneInside(t, ws, "after reel exited")
+			})
+		}
 	}
 }

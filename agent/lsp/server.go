@@ -16,6 +16,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 )
 
@@ -145,6 +146,12 @@ func startServer(ctx context.Context, cfg *Server, c *Config, env *tools.Env, ro
 		return nil, err
 	}
 	script := "exec " + shellQuote(exe)
+	if env.Mode == string(sandbox.WorkspaceWrite) {
+		// Landlock lets the server write only the workspace and its
+		// private temp dir (TMPDIR): its caches (gopls's, the go build
+		// cache of the go list it runs) go there, or it cannot work.
+		script = `if [ -n "$TMPDIR" ]; then export XDG_CACHE_HOME="$TMPDIR/lsp-cache" GOCACHE="$TMPDIR/lsp-cache/go-build"; fi; ` + script
+	}
 	for _, a := range cfg.Args {
 		script += " " + shellQuote(a)
 	}
@@ -367,6 +374,9 @@ func (s *server) failure(ctx context.Context, step string, err error) error {
 	s.stop()
 	if t := strings.TrimSpace(s.stderr.String()); t != "" {
 		err = fmt.Errorf("%w; its stderr ends: %s", err, t)
+	}
+	if s.mode == string(sandbox.ReadOnly) && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w (the session is read-only: the server runs under its sandbox, where it can write nothing, not even its caches; in workspace-write it can)", err)
 	}
 	return err
 }
