@@ -339,3 +339,43 @@ func TestLSPRealServersUnderTheSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackLSPCallIsCancellable: a server that never answers does not
+// hold the turn: session/cancel ends it (before any timeout: the call's
+// bound is left at its 60 s default), the server is stopped, and the
+// session's next turn is answered.
+func TestAttackLSPCallIsCancellable(t *testing.T) {
+	needLandlock(t)
+	dir, ws, state := workspace(t)
+	if err := os.WriteFile(filepath.Join(ws, "a.ts"), []byte("export const answer = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+		{ToolCalls: []standin.ToolCall{lspCall(t, "c1", "hover", "a.ts", 1, 14)}}, {Text: "after the cancel"}}})
+	p := startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=sk-lsp-test"), "acp", "--state-dir", state, "--mode", "workspace-write",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--lsp-server", lspServerFlag(t, "hang"))
+	underAttack(t, p)
+	p.initialize()
+	sid := p.newSession(ws)
+	id := p.request("session/prompt", promptParams(sid, "hover"))
+	// The server runs (its supervisor and itself, in the workspace) and
+	// has the request.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(inside(ws)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.notify("session/cancel", map[string]any{"sessionId": sid})
+	if resp, _ := p.await(id); !strings.Contains(string(resp.Result), "cancelled") {
+		t.Fatalf("prompt answer %s", resp.raw)
+	}
+	awaitNoneInside(t, ws, "after session/cancel")
+	if stop, _ := p.prompt(sid, "again"); stop != "end_turn" {
+		t.Fatalf("next turn: %q", stop)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}

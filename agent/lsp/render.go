@@ -331,7 +331,7 @@ func filePath(uri string) (string, bool) {
 // quoteUnsafe returns s, or s quoted when it holds a control character or
 // is not UTF-8.
 func quoteUnsafe(s string) string {
-	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' }) >= 0 {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == 0x2028 || r == 0x2029 }) >= 0 {
 		return strconv.Quote(s)
 	}
 	return s

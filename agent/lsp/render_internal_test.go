@@ -155,6 +155,7 @@ func FuzzAnswer(f *testing.F) {
 	f.Add([]byte("Content-Length: 2\r\n\r\n{}"), []byte(`[{"uri":"file:///w/a.ts","range":{"start":{"line":0,"character":6},"end":{"line":0,"character":7}}}]`))
 	f.Add([]byte("Content-Length: 99999999999\r\n\r\n"), []byte(`{"contents":["a",{"language":"ts","value":"b"}]}`))
 	f.Add([]byte("X\n"), []byte(`{"uri":"file:///w/a%0Ab.ts","range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}}}`))
+	f.Add([]byte("Content-Length: 4\r\n\r\nnull"), []byte(`{"contents":"`+strings.Repeat("é", 70)+`"}`))
 	f.Add([]byte(""), []byte(`[{"targetUri":"x:\u2028y","targetSelectionRange":{"start":{"line":1,"character":1},"end":{"line":1,"character":1}}}]`))
 	f.Fuzz(func(t *testing.T, frame, answer []byte) {
 		const limit = 64
@@ -169,7 +170,7 @@ func FuzzAnswer(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrMalformed) {
 			t.Fatalf("decodeLocations: an error of another kind: %v", err)
 		}
-		const maxLocs, maxChars = 3, 300
+		const maxLocs, maxChars = 3, 60
 		text := formatLocations(locs, []string{"/w"}, maxLocs, maxChars)
 		if utf16Len(text) > maxChars {
 			t.Fatalf("a result of %d characters, over the cap %d", utf16Len(text), maxChars)

@@ -102,11 +102,12 @@ func (c *capabilities) opensDocuments() bool {
 	return strings.HasPrefix(s, "{") && json.Unmarshal(c.TextDocumentSync, &o) == nil && o.OpenClose
 }
 
-// clientCapabilities is what reel says it takes at initialize.
-var clientCapabilities = json.RawMessage(`{"general":{"positionEncodings":["utf-16"]},` +
+// clientCapabilities is what reel says it takes at initialize (a
+// constant: the package does no work at init).
+const clientCapabilities = `{"general":{"positionEncodings":["utf-16"]},` +
 	`"workspace":{"workspaceFolders":true,"configuration":true},` +
 	`"textDocument":{"synchronization":{"dynamicRegistration":false},"hover":{"contentFormat":["markdown","plaintext"]},` +
-	`"definition":{"linkSupport":true},"implementation":{"linkSupport":true},"references":{}}}`)
+	`"definition":{"linkSupport":true},"implementation":{"linkSupport":true},"references":{}}}`
 
 // command resolves a server's command: a name with no slash in PATH, a
 // path relative to root. A missing one is ErrNotInstalled.
@@ -238,7 +239,7 @@ func (s *server) initialize(ctx context.Context) error {
 	params := map[string]any{
 		"processId": nil, "rootUri": uri, "rootPath": s.root,
 		"workspaceFolders":      []any{map[string]string{"uri": uri, "name": filepath.Base(s.root)}},
-		"capabilities":          clientCapabilities,
+		"capabilities":          json.RawMessage(clientCapabilities),
 		"initializationOptions": opts,
 	}
 	var res struct {
