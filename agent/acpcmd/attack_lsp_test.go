@@ -379,3 +379,41 @@ func TestAttackLSPCallIsCancellable(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// TestAttackLSPServerFollowsTheMode: a server keeps no rights the
+// session lost. One started under workspace-write may write in the
+// workspace; when the editor narrows the session to read-only it is
+// stopped at once (not left idling with its rights), and the next call
+// runs a server started again under read-only, which cannot write.
+func TestAttackLSPServerFollowsTheMode(t *testing.T) {
+	needLandlock(t)
+	dir, ws, state := workspace(t)
+	if err := os.WriteFile(filepath.Join(ws, "a.ts"), []byte("export const answer = 42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
+		{ToolCalls: []standin.ToolCall{lspCall(t, "c1", "hover", "a.ts", 1, 14)}}, {Text: "one"},
+		{ToolCalls: []standin.ToolCall{lspCall(t, "c2", "hover", "a.ts", 1, 14)}}, {Text: "two"}}})
+	p := startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=sk-lsp-test", "LSP_STANDIN_ESCAPE="+filepath.Join(ws, "written")),
+		"acp", "--state-dir", state, "--mode", "workspace-write", "--provider", "deepseek", "--base-url", url, "--model", "standin",
+		"--lsp-server", lspServerFlag(t, "escape"))
+	underAttack(t, p)
+	p.initialize()
+	sid := p.newSession(ws)
+	_, frames := p.prompt(sid, "one")
+	if got := toolResults(frames)["c1"]; got != "completed: escaped" {
+		t.Fatalf("under workspace-write the server could not write in the workspace: %q", got)
+	}
+	p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "read-only"})
+	// The server started under workspace-write does not idle on with its
+	// rights until the next call: the switch stopped it.
+	awaitNoneInside(t, ws, "after set_mode read-only")
+	_, frames = p.prompt(sid, "two")
+	if got := toolResults(frames)["c2"]; !strings.HasPrefix(got, "completed: confined: ") {
+		t.Errorf("after set_mode read-only the server still wrote: %q", got)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	awaitNoneInside(t, ws, "after reel exited")
+}

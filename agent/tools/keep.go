@@ -43,9 +43,24 @@ func (k *Keep) Get(key string, open func() io.Closer) (io.Closer, error) {
 // Close closes every resource held, once; later calls of Get fail with
 // ErrKeepClosed.
 func (k *Keep) Close() error {
+	return k.release(true)
+}
+
+// Reset closes every resource held and keeps the Keep usable: the next
+// Get makes them again (the session's sandbox mode changed, and what was
+// started under the old one must not keep its rights).
+func (k *Keep) Reset() error {
+	return k.release(false)
+}
+
+// release closes what is held; closing also refuses later Gets.
+func (k *Keep) release(closing bool) error {
 	k.mu.Lock()
 	held := k.held
-	k.held, k.closed = nil, true
+	k.held = nil
+	if closing {
+		k.closed = true
+	}
 	k.mu.Unlock()
 	var errs []error
 	for _, r := range held {
