@@ -30,8 +30,9 @@
 // reel's liveness pipe, so when reel dies, however it dies, the server's
 // whole tree is killed (reel puts the supervisor in a process group of its
 // own, and gives it no parent-death signal, which would end it before it
-// could kill the tree). A server started under one mode
-// is stopped and started again when the session's mode changes.
+// could kill the tree). A switch of the session's mode (or an
+// ancestor's) stops its servers at once, as it stops wider background
+// jobs; the next call starts them again under the new mode.
 //
 // # Bounds
 //
