@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/reel-agent/reel/agent/lsp"
 	"log/slog"
 	"time"
 
@@ -132,6 +133,10 @@ type Config struct {
 	// skill slash commands off.
 	Skills        skills.Options
 	DisableSkills bool
+	// LSP, when non-nil, offers the lsp tool (package lsp), whose
+	// language servers each session starts on first use and stops when
+	// it closes.
+	LSP *lsp.Tool
 	// NetworkOff refuses web_fetch (the user started reel with the
 	// network off for its tools).
 	NetworkOff bool

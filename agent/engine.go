@@ -420,6 +420,9 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	if cfg.SessionQuery {
 		list = append(list, sessionquery.EventRead{})
 	}
+	if cfg.LSP != nil {
+		list = append(list, cfg.LSP)
+	}
 	return tools.NewSet(append(list, extra...)...)
 }
 

@@ -28,6 +28,9 @@ type Session struct {
 	// step to the next (see llm.Memo).
 	memo     llm.Memo
 	provider llm.Provider
+	// keep holds what tools keep for the session's life (the lsp tool's
+	// language servers); close closes it.
+	keep tools.Keep
 
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session
@@ -376,6 +379,9 @@ func (s *Session) close(refuseBusy bool) error {
 	}
 	s.jobs.stopAll()
 	s.terms.CloseAll()
+	if err := s.keep.Close(); err != nil {
+		s.eng.log.Warn("closing the session's language servers", "session", s.id, "err", err)
+	}
 	s.stopTitle()
 	if s.stopStart != nil {
 		s.stopStart()

@@ -27,7 +27,7 @@ import (
 
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
-var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill",
+var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill", "lsp",
 	// Children, foreground and background (continuable), and the tools
 	// that steer the continuable ones.
 	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report",

@@ -155,6 +155,13 @@ var CorpusPreps = map[string]CorpusPrep{
 			"reel opts in with --terminals and runs a real shell, whose results the terminal rules compare",
 		Args: []string{"--terminals"},
 	},
+	"lsp-definition": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/lsp.cordis.yml (lsp.cordis.snapshot.yml under replay), which " +
+			"adds the lsp tool next to the default tools: dsh-lsp-stdio with one server, `fixture`, run as process.execPath (node) " +
+			"./lsp-server.mjs in the workspace for .ts files (language typescript), and dsh-tool-lsp with maxLocations 1",
+		Args: []string{"--lsp-server", `{"name":"fixture","command":"node","args":["./lsp-server.mjs"],"extensions":{".ts":"typescript"}}`,
+			"--lsp-max-locations", "1"},
+	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
 			"sandbox provider at an executable that does not exist, so every confined command fails to start; reel's fault " +

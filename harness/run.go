@@ -385,6 +385,14 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}
+	if m := d.sc.Input.LSPServer; m != "" {
+		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},
+			"extensions": map[string]string{".ts": "typescript"}})
+		if err != nil {
+			return err
+		}
+		args = append(args, "--lsp-server", string(spec))
+	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
 		if d.r.StandinURL != "" {

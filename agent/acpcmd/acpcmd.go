@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/reel-agent/reel/agent/lsp"
 	"io"
 	"log/slog"
 	"net"
@@ -101,6 +102,16 @@ type Options struct {
 	Terminals bool
 	// SessionQuery offers session_event_read (agent.Config.SessionQuery).
 	SessionQuery bool
+	// LSP turns the lsp tool on with the default servers; LSPServers
+	// (JSON, lsp.ParseServer) replace them and turn it on too.
+	// LSPMaxLocations and LSPTimeout bound its results and calls (0: the
+	// defaults).
+	LSP             bool
+	LSPServers      []string
+	LSPMaxLocations int
+	LSPTimeout      time.Duration
+	// lsp is the lsp configuration the flags above describe (nil: off).
+	lsp *lsp.Config
 	// RootMarkers are the file names marking the project root for
 	// instruction files (comma-separated on the command line; "": .git).
 	RootMarkers string
@@ -212,6 +223,10 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.SessionQuery, "session-query", false, "offer the session query tool session_event_read: the model reads events of its own session's log by seq")
 	fs.BoolVar(&o.GlobNoSpill, "glob-no-spill", false, "do not save the whole sorted list of a glob result over --glob-max-results to a spill file")
 	fs.BoolVar(&o.GlobSample, "glob-sample", false, "sample a glob result over --glob-max-results across top-level entries instead of showing its first paths by modification time")
+	fs.BoolVar(&o.LSP, "lsp", false, "offer the lsp tool (definition, references, implementation, hover) with the default language servers: typescript-language-server and gopls")
+	fs.Var((*multiFlag)(&o.LSPServers), "lsp-server", "offer the lsp tool with the language server `JSON` ({\"name\",\"command\",\"args\",\"extensions\":{\".ext\":\"language id\"}}) instead of the defaults (repeatable)")
+	fs.IntVar(&o.LSPMaxLocations, "lsp-max-locations", 0, "locations an lsp result lists (0: 100)")
+	fs.DurationVar(&o.LSPTimeout, "lsp-timeout", 0, "bound on one lsp call, starting its language server included (0: 60s)")
 	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
@@ -267,6 +282,20 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.GlobMaxResults < 0 || o.GlobMaxResults > tools.MaxListEntries {
 		return o, fmt.Errorf("%w: --glob-max-results %d: want 0 (the default) to %d", ErrUsage, o.GlobMaxResults, tools.MaxListEntries)
+	}
+	if o.LSP || len(o.LSPServers) > 0 {
+		c := &lsp.Config{MaxLocations: o.LSPMaxLocations, Timeout: o.LSPTimeout}
+		for _, spec := range o.LSPServers {
+			srv, err := lsp.ParseServer(spec)
+			if err != nil {
+				return o, fmt.Errorf("%w: --lsp-server: %v", ErrUsage, err)
+			}
+			c.Servers = append(c.Servers, srv)
+		}
+		if err := c.Check(); err != nil {
+			return o, fmt.Errorf("%w: --lsp-server: %v", ErrUsage, err)
+		}
+		o.lsp = c
 	}
 	if o.ReplayTitleOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-title-override needs --replay", ErrUsage)
@@ -424,6 +453,10 @@ func engineConfig(o Options) agent.Config {
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
+	}
+	if o.lsp != nil {
+		// Checked when the flags were parsed.
+		cfg.LSP, _ = lsp.NewTool(*o.lsp)
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")

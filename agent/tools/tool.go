@@ -254,6 +254,15 @@ type Env struct {
 	// model in the refusal.
 	ImageInput bool
 	ImageModel string
+	// Keep, when non-nil, holds what a tool starts for the session on
+	// first use and keeps for its life (the lsp tool's language servers);
+	// the session closes it. With nil such a tool stops what it started
+	// when the call ends.
+	Keep *Keep
+	// Mode is the sandbox mode the call runs under ("" when unconfined);
+	// a resource kept across calls (a language server, run through Exec)
+	// is started again when it changes.
+	Mode string
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -219,7 +219,34 @@ var ToolRules = []ToolRule{
 		Normalized: "none: both answer `closed terminal session <id>`",
 		essence:    terminalCloseEssence,
 	},
+	{
+		Tool:       "lsp",
+		Compared:   "the result's lines, in order: each location as path:line:character, the omission note, `No results.`; a hover's text",
+		Normalized: "absolute against cwd-relative paths of locations; the lines' trailing blanks and the result's trailing empty lines",
+		essence:    lspEssence,
+	},
 }
+
+// lspEssence reduces an lsp result to its lines, a location's path made
+// cwd-relative.
+func lspEssence(text string, _ json.RawMessage) (Essence, bool) {
+	e := Essence{Facts: []string{"lsp result"}}
+	body := strings.TrimRight(text, " \t\n")
+	if body == "" {
+		return e, true
+	}
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimRight(l, " \t")
+		if m := lspLocation().FindStringSubmatch(l); m != nil {
+			l = relPath(m[1]) + m[2]
+		}
+		e.Items = append(e.Items, l)
+	}
+	return e, true
+}
+
+// lspLocation is one location line of an lsp result.
+var lspLocation = lazyRegexp(`^(.+)(:\d+:\d+)$`)
 
 // toolRule returns the rule for a tool, or nil.
 func toolRule(name string) *ToolRule {

@@ -265,6 +265,10 @@ type Input struct {
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+	// LSPServer is reel's own: the mode of the stand-in language server
+	// (reel lsp-standin MODE) the run's lsp tool uses for .ts files
+	// (reel acp --lsp-server); "" offers no lsp tool.
+	LSPServer string `json:"lspServer,omitempty"`
 }
 
 // MCPServer is one stand-in MCP server of a scenario: Name is the name the
@@ -281,7 +285,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "mcpServers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "mcpServers", "lspServer"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -334,6 +338,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
 			in.MCPServers, err = mcpServers(m.Value)
+		case "lspServer":
+			in.LSPServer, err = m.Value.NonEmpty()
 		}
 		if err != nil {
 			return nil, err
