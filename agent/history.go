@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,7 +114,9 @@ func (s *Session) History(ctx context.Context, u Updates) {
 // of events that reported one.
 func lastUsage(events []sessionlog.Event, window int) (ContextUsage, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != sessionlog.TypeAssistantMessage {
+		// A message without a usage member is skipped undecoded (a text
+		// that merely mentions one is decoded and skipped).
+		if events[i].Type != sessionlog.TypeAssistantMessage || !bytes.Contains(events[i].Data, []byte(`"usage"`)) {
 			continue
 		}
 		d, err := sessionlog.DecodeData[sessionlog.AssistantMessageData](&events[i])

@@ -132,6 +132,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// writeNotifications writes p, whole notification frames (no answer
+// among them to track), as one write.
+func (l *lockedWriter) writeNotifications(p []byte) error {
+	select {
+	case l.turn <- struct{}{}:
+	case <-l.dead:
+		return l.cause()
+	}
+	defer func() { <-l.turn }()
+	select {
+	case <-l.dead:
+		return l.cause()
+	default:
+	}
+	_, err := l.write(p)
+	return err
+}
+
 type writeResult struct {
 	n   int
 	err error

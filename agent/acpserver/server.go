@@ -47,6 +47,9 @@ type Server struct {
 	eng  *agent.Engine
 	log  *slog.Logger
 	conn *acp.AgentSideConnection
+	// out writes whole frames to the client (session/update frames are
+	// encoded by the server itself: updateframe.go).
+	out *lockedWriter
 	// inflight knows which prompts are unanswered (a late title waits
 	// for its prompt's answer: frames.go).
 	inflight *inflight
@@ -101,7 +104,7 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	ff := newFrameFilter(in, w, srv.log, fl)
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
-	srv.conn, srv.inflight = conn, fl
+	srv.conn, srv.out, srv.inflight = conn, w, fl
 	// The connection reads (and may log, or dispatch to handlers that use
 	// srv.conn) only from here on.
 	close(ff.ready)
@@ -339,7 +342,13 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		return acp.LoadSessionResponse{}, acpError(err)
 	}
 	s.SetClient(srv.client(s.ID()))
-	s.History(ctx, srv.updates(s.ID()))
+	// The history goes out in batches of frames, before the answer.
+	retell := srv.updates(s.ID())
+	retell.batch = &frameBatch{}
+	s.History(ctx, retell)
+	if err := srv.flush(retell.batch); err != nil {
+		srv.log.Debug("session/update not delivered", "session", s.ID(), "err", err)
+	}
 	if t, ok := s.Title(); ok {
 		srv.updates(s.ID()).Title(ctx, t)
 	}
