@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
@@ -412,6 +413,9 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
 	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true},
 		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
+	if cfg.CodeMode {
+		list = append(list, codemode.Tool{Limits: cfg.CodeLimits})
+	}
 	return tools.NewSet(append(list, extra...)...)
 }
 

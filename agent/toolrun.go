@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
@@ -207,6 +208,11 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 		return res, false
 	}
 	fail := func(text string) (tools.Result, bool) { return tools.Result{Text: text, IsError: true}, false }
+	if r.e.cfg.CodeMode {
+		if err := codemode.Admit(call.Name, innerCall(ctx)); err != nil {
+			return fail(err.Error())
+		}
+	}
 	tool, err := r.s.toolsFor(mode).Lookup(call.Name)
 	if err != nil {
 		return fail(err.Error())
@@ -264,6 +270,9 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 	env.CallID = call.ID
 	env.Delegator = delegator{r}
 	env.Coordinator = coordinator{r}
+	if call.Name == codemode.ToolName {
+		env.Dispatcher = codeDispatcher{r: r, root: call.ID, mode: mode}
+	}
 	wctx := context.WithoutCancel(ctx)
 	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, call.ID, output) }
 	res, err = r.runContained(ctx, tool, env, call.Arguments)

@@ -30,7 +30,9 @@ import (
 var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill",
 	// Children, foreground and background (continuable), and the tools
 	// that steer the continuable ones.
-	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report"}
+	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report",
+	// Code mode's one tool (reel acp --code-mode, package codemode).
+	"run_code"}
 
 // Corpus verdicts.
 const (

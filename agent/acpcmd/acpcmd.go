@@ -18,6 +18,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/acpserver"
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/hooks"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
@@ -92,6 +93,13 @@ type Options struct {
 	GlobSample     bool
 	// GlobNoSpill keeps an over-cap glob result from saving its list.
 	GlobNoSpill bool
+	// CodeMode offers the model run_code alone (package codemode);
+	// CodeCompute, CodeMaxCalls and CodeMaxHeapMB bound each run (0: the
+	// defaults).
+	CodeMode      bool
+	CodeCompute   time.Duration
+	CodeMaxCalls  int
+	CodeMaxHeapMB int
 	// RootMarkers are the file names marking the project root for
 	// instruction files (comma-separated on the command line; "": .git).
 	RootMarkers string
@@ -199,6 +207,10 @@ func parse(args []string, env IO) (Options, error) {
 	fs.IntVar(&o.GlobMaxResults, "glob-max-results", 0, "paths a glob result shows (0: 100; at most 1000)")
 	fs.BoolVar(&o.GlobNoSpill, "glob-no-spill", false, "do not save the whole sorted list of a glob result over --glob-max-results to a spill file")
 	fs.BoolVar(&o.GlobSample, "glob-sample", false, "sample a glob result over --glob-max-results across top-level entries instead of showing its first paths by modification time")
+	fs.BoolVar(&o.CodeMode, "code-mode", false, "offer the model run_code alone: it calls the other tools from JavaScript programs")
+	fs.DurationVar(&o.CodeCompute, "code-compute", 0, "JavaScript time one run_code program may use, tool calls not counted (0: 60s)")
+	fs.IntVar(&o.CodeMaxCalls, "code-max-calls", 0, "tool calls one run_code program may make (0: 1000)")
+	fs.IntVar(&o.CodeMaxHeapMB, "code-max-heap-mb", 0, "MiB the heap may grow while a run_code program runs (0: 512)")
 	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
@@ -407,6 +419,7 @@ func engineConfig(o Options) agent.Config {
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn,
+		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
