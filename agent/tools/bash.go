@@ -641,9 +641,9 @@ type collector struct {
 	spilling        bool
 	spill           *spillFile // nil when the spill file could not be created
 	// suffix is the status line (or "(no output)") finish appended.
-	suffix string
-	file            *os.File
-	spillErr        error
+	suffix   string
+	file     *os.File
+	spillErr error
 }
 
 // Write takes the next bytes of output. It never fails.

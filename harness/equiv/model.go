@@ -16,11 +16,11 @@ type facts struct {
 	// dispatches are the tool calls run_code programs made
 	// (tool/code-dispatch records), each with its result.
 	dispatches []*callFact
-	users []*userFact
-	texts []stepText
-	ends  []turnEnd
-	steps []*stepRequest
-	hooks []*hookFact
+	users      []*userFact
+	texts      []stepText
+	ends       []turnEnd
+	steps      []*stepRequest
+	hooks      []*hookFact
 	// approvals are the approval/asked questions and their outcomes
 	// (approvals.go).
 	approvals []*approvalFact
