@@ -25,6 +25,8 @@ var outputTypes = map[string]string{
     stdout: { text: string; truncated: boolean; spillPath?: string };
     /** Always empty: stderr is collected with stdout. */
     stderr: { text: string; truncated: boolean; spillPath?: string };
+    /** Present when the sandbox denied an effect of the command. */
+    sandbox?: { mode: string; denied: boolean };
   }`,
 	"read": `{
     path: string;

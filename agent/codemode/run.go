@@ -140,7 +140,11 @@ func (r *runner) finish(v goja.Value, err error) outcome {
 	}
 	var exc *goja.Exception
 	var syn *goja.CompilerSyntaxError
+	var deep *goja.StackOverflowError
 	switch {
+	case errors.As(err, &deep):
+		out.failure = &failure{KindException, "RangeError: Maximum call stack size exceeded"}
+		return out
 	case errors.As(err, &syn):
 		out.failure = &failure{KindException, "SyntaxError: " + syn.Error()}
 		return out

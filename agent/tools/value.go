@@ -31,6 +31,14 @@ type bashForeground struct {
 	TimeoutMS int        `json:"timeoutMs"`
 	Stdout    bashStream `json:"stdout"`
 	Stderr    bashStream `json:"stderr"`
+	// Sandbox is set when the sandbox denied an effect of the command.
+	Sandbox *bashSandbox `json:"sandbox,omitempty"`
+}
+
+// bashSandbox is the sandbox's part in a foreground command's value.
+type bashSandbox struct {
+	Mode   string `json:"mode"`
+	Denied bool   `json:"denied"`
 }
 
 // foregroundValue is the value of a foreground bash call that ended with
@@ -70,6 +78,18 @@ func signalName(sig syscall.Signal) string {
 		return "SIGPIPE"
 	}
 	return "SIG" + strconv.Itoa(int(sig))
+}
+
+// MarkDenied returns the value of a foreground bash call (as Bash.Run
+// made it) with the sandbox's denial recorded, "sandbox": {"mode": mode,
+// "denied": true}; any other value is returned as it is.
+func MarkDenied(value json.RawMessage, mode string) json.RawMessage {
+	var v bashForeground
+	if json.Unmarshal(value, &v) != nil || v.Kind != "foreground" {
+		return value
+	}
+	v.Sandbox = &bashSandbox{Mode: mode, Denied: true}
+	return valueJSON(v)
 }
 
 // backgroundValue is the value of a bash call started in the background.
