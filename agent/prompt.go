@@ -71,7 +71,7 @@ func (s *Session) assembleHeader(mode sandbox.Mode, approval string) sessionlog.
 	s.mu.Unlock()
 	schemas := s.toolsFor(mode).Schemas()
 	if e.cfg.CodeMode {
-		system += "\n" + codemode.PromptSection(schemas)
+		system += "\n" + codemode.PromptSection(schemas, e.cfg.CodeLimits)
 		schemas = codemode.Tool{}.WireSchemas()
 	}
 	return sessionlog.RequestHeader{

@@ -36,11 +36,16 @@ var outputTypes = map[string]string{
   }`,
 }
 
+// PromptHeading opens PromptSection: a system prompt holds it exactly when
+// it was written in code mode.
+const PromptHeading = "## Code mode"
+
 // PromptSection is the system prompt's part for code mode: how to write a
 // run_code program, and the tools a program may call (schemas, a tool list
 // as tools.Set.Schemas encodes it, run_code left out) declared as
-// TypeScript.
-func PromptSection(schemas json.RawMessage) string {
+// TypeScript, and the limits l of a run (zero fields: the defaults).
+func PromptSection(schemas json.RawMessage, l Limits) string {
+	l = l.withDefaults()
 	var list []decl
 	_ = json.Unmarshal(schemas, &list)
 	list = slices.DeleteFunc(list, func(s decl) bool {
@@ -50,7 +55,7 @@ func PromptSection(schemas json.RawMessage) string {
 		return strings.Compare(a.Name, b.Name)
 	})
 	var b strings.Builder
-	b.WriteString("## Code mode\n\n")
+	b.WriteString(PromptHeading + "\n\n")
 	b.WriteString("`run_code` is the only tool you can call directly; calling any other tool by name fails. " +
 		"Every tool declared below is called from inside a `run_code` program.\n\n")
 	b.WriteString("A program is the body of an async JavaScript function (plain JavaScript: TypeScript syntax such as type annotations is not accepted). Inside it:\n\n")
@@ -60,7 +65,7 @@ func PromptSection(schemas json.RawMessage) string {
 	b.WriteString("- `console.log(...)` prints a line; `return` gives the program's value (a string as it is, anything else as indented JSON). " +
 		"The result of the `run_code` call is the printed lines followed by the returned value and nothing else, so keep only what you need.\n")
 	b.WriteString(fmt.Sprintf("- A run is bounded: %d tool calls, %d s of computation, %d bytes of output. There are no timers, modules, network or file APIs apart from the tools.\n\n",
-		DefaultMaxCalls, int(DefaultCompute.Seconds()), DefaultMaxOutput))
+		l.MaxCalls, int(l.Compute.Seconds()), l.MaxOutput))
 	b.WriteString("```ts\ntype JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue }\n\ninterface ToolArgsMap {\n")
 	for _, s := range list {
 		fmt.Fprintf(&b, "  /** %s */\n", comment(s.Description))

@@ -17,7 +17,9 @@ type fakeDispatcher struct {
 	calls   []string // "subCallID name args"
 }
 
-func (f *fakeDispatcher) Names() []string { return []string{"bash", "read", "run_code", "my-tool", "broken"} }
+func (f *fakeDispatcher) Names() []string {
+	return []string{"bash", "read", "run_code", "my-tool", "broken"}
+}
 
 func (f *fakeDispatcher) Dispatch(_ context.Context, sub, name string, args json.RawMessage) tools.Result {
 	f.calls = append(f.calls, sub+" "+name+" "+string(args))
@@ -195,7 +197,7 @@ func TestAdmit(t *testing.T) {
 }
 
 func TestPromptSection(t *testing.T) {
-	s := PromptSection(tools.Default(tools.Options{Escalation: true}).Schemas())
+	s := PromptSection(tools.Default(tools.Options{Escalation: true}).Schemas(), Limits{})
 	for _, want := range []string{"interface ToolArgsMap {", "  bash: {\n", "    command: string;", "    timeout?: number;",
 		`    sandbox_permissions?: "workspace-write" | "danger-full-access";`, "  read: {\n    path: string;", "  glob: string;", "declare const tools"} {
 		if !strings.Contains(s, want) {

@@ -251,6 +251,9 @@ type Input struct {
 	// declares the run's model image-capable (the stand-in takes images as
 	// the reference's snapshot catalogs declare theirs); "" for auto.
 	ImageInput string `json:"imageInput,omitempty"`
+	// CodeMode runs reel acp with --code-mode: the model is offered
+	// run_code alone (package agent/codemode).
+	CodeMode bool `json:"codeMode,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -270,7 +273,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "codeMode", "mcpServers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -317,6 +320,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Network, err = m.Value.NonEmpty()
 		case "imageInput":
 			in.ImageInput, err = m.Value.NonEmpty()
+		case "codeMode":
+			in.CodeMode, err = m.Value.Bool()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
