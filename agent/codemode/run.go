@@ -119,15 +119,25 @@ func execute(ctx context.Context, d tools.Dispatcher, callID, code string, l Lim
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { r.watch(ctx, done) })
+	settle := sync.OnceFunc(func() {
+		close(done)
+		wg.Wait()
+	})
 	defer func() {
-		// A panic in the engine is this run's failure, not the process's.
+		// A panic in the engine is this run's failure, not the process's;
+		// the watchdog ends either way.
 		if p := recover(); p != nil {
+			settle()
 			out = outcome{logs: r.logs, failure: &failure{KindException, fmt.Sprintf("the JavaScript engine failed: %v", p)}}
 		}
 	}()
 	v, err := r.vm.RunString("(async function () {\n" + code + "\n})()")
-	close(done)
-	wg.Wait()
+	settle()
+	if ctx.Err() != nil {
+		// Cancelled: whatever the program did after (a tool call's
+		// refusal, an exception), the run was aborted.
+		r.stop(failure{KindAbort, fmt.Sprintf("the run was cancelled (%v)", context.Cause(ctx))})
+	}
 	return r.finish(v, err)
 }
 
