@@ -2,7 +2,6 @@ package codemode
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -17,8 +16,14 @@ import (
 const maxDepth = 64
 
 // errTooLarge is returned by encode for a value whose JSON exceeds its
-// limit.
-var errTooLarge = errors.New("the value is too large")
+// limit. It is a constant of its own type, so the package has no
+// initialization work.
+const errTooLarge = tooLarge("the value is too large")
+
+// tooLarge is the type of errTooLarge.
+type tooLarge string
+
+func (e tooLarge) Error() string { return string(e) }
 
 // encode returns the JSON of v, a value a program passes out, in the key
 // order the program built it, within limit bytes (errTooLarge past it). v

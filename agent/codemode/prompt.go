@@ -7,11 +7,13 @@ import (
 	"strings"
 )
 
-// outputTypes are the TypeScript types of the values the tools that have
-// one resolve to (tools.Result.Value, agent/tools/value.go); a tool not
-// named here resolves to its result text.
-var outputTypes = map[string]string{
-	"bash": `{
+// outputType is the TypeScript type of the value a call of tool name
+// resolves to (tools.Result.Value, agent/tools/value.go): its result text
+// for a tool that has no value.
+func outputType(name string) string {
+	switch name {
+	case "bash":
+		return `{
     kind: "background";
     jobId: string;
   } | {
@@ -27,13 +29,16 @@ var outputTypes = map[string]string{
     stderr: { text: string; truncated: boolean; spillPath?: string };
     /** Present when the sandbox denied an effect of the command. */
     sandbox?: { mode: string; denied: boolean };
-  }`,
-	"read": `{
+  }`
+	case "read":
+		return `{
     path: string;
     offset: number;
     lines: { number: number; text: string }[];
     totalLines: number;
-  }`,
+  }`
+	}
+	return "string"
 }
 
 // PromptHeading opens PromptSection: a system prompt holds it exactly when
@@ -75,11 +80,7 @@ func PromptSection(schemas json.RawMessage, l Limits) string {
 	}
 	b.WriteString("}\n\ninterface ToolOutputMap {\n")
 	for _, s := range list {
-		out, ok := outputTypes[s.Name]
-		if !ok {
-			out = "string"
-		}
-		fmt.Fprintf(&b, "  %s: %s;\n", key(s.Name), out)
+		fmt.Fprintf(&b, "  %s: %s;\n", key(s.Name), outputType(s.Name))
 	}
 	b.WriteString("}\n\ntype ToolName = keyof ToolOutputMap\n\n")
 	b.WriteString("declare class ToolCallError extends Error {\n  readonly name: \"ToolCallError\";\n  readonly toolName: ToolName;\n}\n\n")

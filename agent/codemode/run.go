@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/metrics"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -388,13 +388,12 @@ func (r *runner) value(res tools.Result) (goja.Value, error) {
 // done is closed.
 func (r *runner) watch(parent context.Context, done <-chan struct{}) {
 	began := time.Now()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	// runtime.ReadMemStats, not runtime/metrics: the latter's package
+	// init would cost every reel process, code mode or not.
+	var ms runtime.MemStats
 	heap := func() uint64 {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
-			return 0
-		}
-		return sample[0].Value.Uint64()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
 	}
 	base := heap()
 	tick := time.NewTicker(watchEvery)
