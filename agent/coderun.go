@@ -20,11 +20,16 @@ type codeDispatcher struct {
 
 var _ tools.Dispatcher = codeDispatcher{}
 
-// innerCallKey marks the context of a call a program made.
+// innerCallKey marks the context of a call a program made; its value is
+// the id of the run_code call the program runs in.
 type innerCallKey struct{}
 
-// innerCall reports whether ctx is that of a call a program made.
-func innerCall(ctx context.Context) bool { return ctx.Value(innerCallKey{}) != nil }
+// innerCall reports whether ctx is that of a call a program made, and the
+// id of the run_code call it was made from.
+func innerCall(ctx context.Context) (root string, ok bool) {
+	root, ok = ctx.Value(innerCallKey{}).(string)
+	return root, ok
+}
 
 // Names implements tools.Dispatcher.
 func (d codeDispatcher) Names() []string { return d.r.s.toolsFor(d.mode).Names() }
@@ -41,7 +46,7 @@ func (d codeDispatcher) Dispatch(ctx context.Context, sub, name string, args jso
 		return tools.Result{Text: err.Error(), IsError: true}
 	}
 	call := ToolCall{ID: sub, Name: name, Arguments: args}
-	res, ran := r.execTool(context.WithValue(ctx, innerCallKey{}, true), &call)
+	res, ran := r.execTool(context.WithValue(ctx, innerCallKey{}, d.root), &call)
 	if ran && ctx.Err() == nil {
 		res = r.postTool(ctx, call, res)
 	}

@@ -209,7 +209,8 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 	}
 	fail := func(text string) (tools.Result, bool) { return tools.Result{Text: text, IsError: true}, false }
 	if r.e.cfg.CodeMode {
-		if err := codemode.Admit(call.Name, innerCall(ctx)); err != nil {
+		_, inner := innerCall(ctx)
+		if err := codemode.Admit(call.Name, inner); err != nil {
 			return fail(err.Error())
 		}
 	}
@@ -274,7 +275,13 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 		env.Dispatcher = codeDispatcher{r: r, root: call.ID, mode: mode}
 	}
 	wctx := context.WithoutCancel(ctx)
-	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, call.ID, output) }
+	// A program's call (run_code) is not the editor's: its output shows
+	// on the run_code call it was made from.
+	shown := call.ID
+	if root, ok := innerCall(ctx); ok {
+		shown = root
+	}
+	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, shown, output) }
 	res, err = r.runContained(ctx, tool, env, call.Arguments)
 	if err != nil && res.Text == "" {
 		return tools.Result{Text: err.Error(), IsError: true}, true

@@ -315,3 +315,57 @@ func directResults(t *testing.T, mode, ws, outside string, calls []standin.ToolC
 	}
 	return results(t, logEvents(t, state, sid))
 }
+
+// TestAttackCodeModeUpdatesNameAnnouncedCalls: a program's long-running
+// command reports its output while it runs, as a direct call does — but
+// the editor hears only of calls it was told of: every tool_call_update
+// names the run_code call (announced by its tool_call), never a program's
+// own call, which the editor knows nothing of.
+func TestAttackCodeModeUpdatesNameAnnouncedCalls(t *testing.T) {
+	dir, ws, state := workspace(t)
+	script := &standin.Script{Responses: []standin.Response{
+		codeCall(t, "run", `const r = await tools.bash({ command: "for i in 1 2 3; do echo tick $i; sleep 0.6; done", description: "tick" });
+return r.stdout.text;`),
+		{Text: "done"},
+	}}
+	p := codeProc(t, dir, state, "workspace-write", script)
+	sid := p.newSession(ws)
+	stop, frames := p.prompt(sid, "tick")
+	if stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	announced := map[string]bool{}
+	progress := 0
+	for _, f := range frames {
+		var u struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+				ToolCallID    string `json:"toolCallId"`
+				Status        string `json:"status"`
+			} `json:"update"`
+		}
+		if f.Method != "session/update" || json.Unmarshal(f.Params, &u) != nil {
+			continue
+		}
+		switch u.Update.SessionUpdate {
+		case "tool_call":
+			announced[u.Update.ToolCallID] = true
+		case "tool_call_update":
+			if !announced[u.Update.ToolCallID] {
+				t.Errorf("an update names a call the editor was never told of: %s", f.raw)
+			}
+			if u.Update.Status == "in_progress" && strings.Contains(f.raw, "tick 1") {
+				progress++
+			}
+		}
+	}
+	if progress == 0 {
+		t.Errorf("the program's running command reported no output to the editor")
+	}
+	if got := results(t, logEvents(t, state, sid))["run"]; got != "tick 1\ntick 2\ntick 3\n" {
+		t.Errorf("run_code answered %q", got)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
