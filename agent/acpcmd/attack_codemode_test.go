@@ -369,3 +369,45 @@ return r.stdout.text;`),
 		t.Fatalf("exit %d", code)
 	}
 }
+
+// TestAttackCodeModeHooksBindPrograms: the user's PreToolUse policy holds
+// for a program's calls as for direct ones: a hook that blocks commands
+// mentioning "forbidden" blocks the program's bash (a ToolCallError with
+// the hook's reason; nothing runs), lets its other call run, and both
+// calls' hook invocations are logged.
+func TestAttackCodeModeHooksBindPrograms(t *testing.T) {
+	needLandlock(t)
+	dir, ws, state := workspace(t)
+	hooksFile := writeHooks(t, dir, map[string]string{
+		"PreToolUse": `grep -q forbidden && { echo 'forbidden by policy' >&2; exit 2; }; exit 0`,
+	})
+	script := &standin.Script{Responses: []standin.Response{
+		// The word is made at run time: a hook sees run_code's own
+		// arguments too, and the program's text must pass.
+		codeCall(t, "run", `const out = [];
+try { await tools.bash({ command: "echo " + "forbid" + "den > did-it", description: "bad" }); out.push("ran"); }
+catch (e) { out.push(e.name + ": " + e.message); }
+const ok = await tools.bash({ command: "echo allowed", description: "good" });
+out.push(ok.stdout.text.trim());
+return out.join("\n");`),
+		{Text: "done"},
+	}}
+	p := codeProc(t, dir, state, "workspace-write", script, "--hooks", hooksFile)
+	sid := p.newSession(ws)
+	if stop, _ := p.prompt(sid, "go"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "did-it")); err == nil {
+		t.Errorf("the program's blocked call ran")
+	}
+	if got, want := results(t, logEvents(t, state, sid))["run"], "ToolCallError: Error: forbidden by policy\nallowed"; got != want {
+		t.Errorf("run_code answered %q, want %q", got, want)
+	}
+	// run_code itself, then the program's two calls.
+	if got, want := strings.Join(hookRecords(t, state, sid), ","), "PreToolUse pass,PreToolUse block,PreToolUse pass"; got != want {
+		t.Errorf("hook results %q, want %q", got, want)
+	}
+}
