@@ -17,7 +17,9 @@ import (
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/sessionquery"
 	"github.com/reel-agent/reel/agent/skills"
+	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -413,6 +415,15 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
 	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true},
 		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
+	if cfg.Terminals {
+		list = append(list, terminal.Tools()...)
+	}
+	if cfg.SessionQuery {
+		list = append(list, sessionquery.EventRead{})
+	}
+	if cfg.LSP != nil {
+		list = append(list, cfg.LSP)
+	}
 	if cfg.CodeMode {
 		list = append(list, codemode.Tool{Limits: cfg.CodeLimits})
 	}

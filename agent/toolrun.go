@@ -396,9 +396,12 @@ func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	confined := e.cfg.Sandbox != nil && mode.Confines()
 	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(s, mode, confined), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes,
 		GlobMaxResults: e.cfg.GlobMaxResults, GlobSample: e.cfg.GlobSample, GlobNoSpill: e.cfg.GlobNoSpill,
-		ImageInput: e.ImageInput(), ImageModel: e.cfg.Model}
+		ImageInput: e.ImageInput(), ImageModel: e.cfg.Model, Keep: &s.keep, Mode: string(mode)}
 	if !e.cfg.DisableReadGuard {
 		env.Observed = &s.observed
+	}
+	if e.cfg.SessionQuery {
+		env.History = history{s}
 	}
 	if e.cfg.SpillDir != "" {
 		// Without a SpillDir the tools use the temp dir; joining "" with

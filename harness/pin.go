@@ -68,8 +68,8 @@ func PromptName(mode, approval string, networkOff, codeMode, background bool) st
 
 // ToolsName is the pinned name of a tool list: its tool names in order
 // (the tools of an MCP server as one part, mcp__SERVER-xN for its N
-// tools, so that a server's many tools do not make the name too long for
-// a file), and whether the sandbox escalation arguments are offered.
+// tools, and the persistent terminal tools as terminal-xN, so that many
+// tools do not make the name too long for a file), and whether the sandbox escalation arguments are offered.
 // Descriptions and other schema details are the pinned content, not the
 // name, so a refresh after such a change rewrites only the pinned file.
 func ToolsName(compact []byte) string {
@@ -86,12 +86,23 @@ func ToolsName(compact []byte) string {
 	escalation := false
 	server, count := "", 0
 	flush := func() {
-		if count > 0 {
+		switch {
+		case count > 0 && server == terminalGroup:
+			names = append(names, fmt.Sprintf("%s-x%d", server, count))
+		case count > 0:
 			names = append(names, fmt.Sprintf("mcp__%s-x%d", server, count))
 		}
 		server, count = "", 0
 	}
 	for _, t := range tools {
+		if strings.HasPrefix(t.Name, terminalGroup+"_") {
+			if server != terminalGroup {
+				flush()
+				server = terminalGroup
+			}
+			count++
+			continue
+		}
 		if rest, ok := strings.CutPrefix(t.Name, "mcp__"); ok {
 			if s, _, ok := strings.Cut(rest, "__"); ok {
 				if s != server {
@@ -115,6 +126,10 @@ func ToolsName(compact []byte) string {
 	}
 	return name
 }
+
+// terminalGroup names the persistent terminal tools' part of a pinned
+// tool-list name (terminal_open, terminal_send, …).
+const terminalGroup = "terminal"
 
 func orUnknown(s string) string {
 	if s == "" {

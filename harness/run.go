@@ -267,11 +267,11 @@ func onlyInitialize(seg []scenario.Step) bool {
 func opens(seg []scenario.Step, created int) []int {
 	var out []int
 	for _, s := range seg {
-		switch s.Op {
-		case scenario.OpNewSession:
+		switch {
+		case s.CreatesSession():
 			out = append(out, created)
 			created++
-		case scenario.OpLoadSession:
+		case s.Op == scenario.OpLoadSession:
 			out = append(out, s.Session)
 		}
 	}
@@ -285,7 +285,7 @@ func (d *driver) drive(ctx context.Context) error {
 	for i, seg := range segs {
 		segOpens[i] = opens(seg, created)
 		for _, s := range seg {
-			if s.Op == scenario.OpNewSession {
+			if s.CreatesSession() {
 				created++
 			}
 		}
@@ -379,11 +379,22 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.ImageInput != "" {
 		args = append(args, "--image-input", d.sc.Input.ImageInput)
 	}
+	if d.sc.Input.Terminals {
+		args = append(args, "--terminals")
+	}
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}
 	if d.sc.Input.CodeMode {
 		args = append(args, "--code-mode")
+	}
+	if m := d.sc.Input.LSPServer; m != "" {
+		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},
+			"extensions": map[string]string{".ts": "typescript"}})
+		if err != nil {
+			return err
+		}
+		args = append(args, "--lsp-server", string(spec))
 	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
@@ -526,12 +537,26 @@ func (d *driver) Initialize(ctx context.Context, _ scenario.Step) error {
 	return d.p.client.Call(ctx, "initialize", initializeParams, nil)
 }
 
-// NewSession sends session/new and records the session's id.
-func (d *driver) NewSession(ctx context.Context, _ scenario.Step) error {
+// NewSession sends session/new and records the session's id. With
+// ExpectError the agent must refuse it (a JSON-RPC error); nothing is
+// recorded. AdditionalDirectories, when given, are sent as they are.
+func (d *driver) NewSession(ctx context.Context, st scenario.Step) error {
 	var resp struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := d.p.client.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": d.mcpServers}, &resp); err != nil {
+	params := map[string]any{"cwd": d.run.Cwd, "mcpServers": d.mcpServers}
+	if st.AdditionalDirectories != nil {
+		params["additionalDirectories"] = st.AdditionalDirectories
+	}
+	err := d.p.client.Call(ctx, "session/new", params, &resp)
+	if st.ExpectError {
+		var rpcErr *jsonrpc2.Error
+		if !errors.As(err, &rpcErr) {
+			return fmt.Errorf("session/new should have been refused, got %v (session %q)", err, resp.SessionID)
+		}
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)

@@ -377,6 +377,12 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 	if err != nil {
 		return acp.PromptResponse{}, acpError(err)
 	}
+	if stop == agent.StopMaxTokens {
+		// The reference agent answers a turn cut at the token limit with
+		// end_turn: the limit is no prompt-level stop reason there, and the
+		// log's turn/end still says max-tokens.
+		stop = agent.StopEndTurn
+	}
 	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 }
 

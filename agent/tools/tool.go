@@ -215,6 +215,9 @@ type Env struct {
 	// Delegator, when non-nil, runs the child agents of the subagent
 	// tools (the engine); without it they fail.
 	Delegator Delegator
+	// History, when non-nil, is the calling session's own log, which the
+	// session query tools read; without it they fail.
+	History History
 	// Coordinator, when non-nil, controls the session's background
 	// children for send_message, list_agents, interrupt_agent and report;
 	// without it they fail.
@@ -271,6 +274,15 @@ type Env struct {
 	// model in the refusal.
 	ImageInput bool
 	ImageModel string
+	// Keep, when non-nil, holds what a tool starts for the session on
+	// first use and keeps for its life (the lsp tool's language servers);
+	// the session closes it. With nil such a tool stops what it started
+	// when the call ends.
+	Keep *Keep
+	// Mode is the sandbox mode the call runs under ("" when unconfined);
+	// a resource kept across calls (a language server, run through Exec)
+	// is started again when it changes.
+	Mode string
 }
 
 // Sentinel errors, matched with errors.Is.
