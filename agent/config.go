@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/skills"
@@ -168,6 +169,11 @@ type Config struct {
 	// MCP connects the MCP servers a client passes with a session; nil
 	// connects them live with package mcp.
 	MCP MCPConnector
+	// CodeMode offers the model run_code alone, with the other tools
+	// declared in the system prompt for its programs to call (package
+	// codemode); CodeLimits bound each run (zero fields: the defaults).
+	CodeMode   bool
+	CodeLimits codemode.Limits
 	// MCPTrusted names the MCP servers whose tools run without asking
 	// the user ("*": every server); the others' calls are approved per
 	// call or for the session.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
@@ -422,6 +423,9 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	}
 	if cfg.LSP != nil {
 		list = append(list, cfg.LSP)
+	}
+	if cfg.CodeMode {
+		list = append(list, codemode.Tool{Limits: cfg.CodeLimits})
 	}
 	return tools.NewSet(append(list, extra...)...)
 }

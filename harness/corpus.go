@@ -34,7 +34,9 @@ var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", 
 	// Persistent terminals (on with --terminals, see CorpusPreps).
 	"terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_list", "terminal_close",
 	// The session query tool, offered with --session-query.
-	"session_event_read"}
+	"session_event_read",
+	// Code mode's one tool (reel acp --code-mode, package codemode).
+	"run_code"}
 
 // Corpus verdicts.
 const (

@@ -71,6 +71,17 @@ var CorpusPreps = map[string]CorpusPrep{
 			"holds each link's target name as a plain file, so the links are made again",
 		Workspace: prepareInstructions,
 	},
+	"code-mode-turn": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/code-mode.cordis.yml (its sibling code-mode.cordis.snapshot.yml " +
+			"under replay), whose tools config sets mode: code and mounts the worker-thread code runtime: the model is offered " +
+			"run_code alone and calls the other tools from its program; reel's --code-mode",
+		Args: []string{"--code-mode"},
+	},
+	"code-mode-workspace-context": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/code-mode-workspace-context.cordis.yml (code mode, as " +
+			"code-mode.cordis.yml, with workspace instructions on); reel's --code-mode",
+		Args: []string{"--code-mode"},
+	},
 	"bash-spill": {
 		Source: "acp.snapshot.ts runs it with configPath FS_CONFIG, examples/acp-agent/fs.cordis.yml, whose spill-policy " +
 			"sets maxInlineBytes to 800 under DSH_SNAPSHOT (50000 otherwise)",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -47,13 +48,17 @@ func (st *pinState) observe(line []byte) {
 }
 
 // PromptName is the pinned name of the system prompt written under a mode
-// and approval policy, with "-network-off" when the network was off and
+// and approval policy, with "-network-off" when the network was off,
+// "-code-mode" in code mode (which declares the tools to programs) and
 // "-background" for a background subagent's (which has the report
 // section).
-func PromptName(mode, approval string, networkOff, background bool) string {
+func PromptName(mode, approval string, networkOff, codeMode, background bool) string {
 	name := "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
 	if networkOff {
 		name += "-network-off"
+	}
+	if codeMode {
+		name += "-code-mode"
 	}
 	if background {
 		name += "-background"
@@ -158,7 +163,8 @@ func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
 		return nil, err
 	}
 	if h.System != "" && !strings.HasPrefix(h.System, "{{") {
-		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote), strings.Contains(h.System, tools.ReportSection))
+		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote),
+			strings.Contains(h.System, codemode.PromptHeading), strings.Contains(h.System, tools.ReportSection))
 		if prev, dup := p.Prompts[name]; dup && prev != h.System {
 			return nil, fmt.Errorf("two different system prompts pin as %s in one run:\n%s", name, TextDiff(prev, h.System))
 		}

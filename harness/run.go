@@ -385,6 +385,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}
+	if d.sc.Input.CodeMode {
+		args = append(args, "--code-mode")
+	}
 	if m := d.sc.Input.LSPServer; m != "" {
 		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},
 			"extensions": map[string]string{".ts": "typescript"}})

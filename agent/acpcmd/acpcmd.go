@@ -19,6 +19,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/acpserver"
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/hooks"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
@@ -112,6 +113,13 @@ type Options struct {
 	LSPTimeout      time.Duration
 	// lsp is the lsp configuration the flags above describe (nil: off).
 	lsp *lsp.Config
+	// CodeMode offers the model run_code alone (package codemode);
+	// CodeCompute, CodeMaxCalls and CodeMaxHeapMB bound each run (0: the
+	// defaults).
+	CodeMode      bool
+	CodeCompute   time.Duration
+	CodeMaxCalls  int
+	CodeMaxHeapMB int
 	// RootMarkers are the file names marking the project root for
 	// instruction files (comma-separated on the command line; "": .git).
 	RootMarkers string
@@ -227,6 +235,10 @@ func parse(args []string, env IO) (Options, error) {
 	fs.Var((*multiFlag)(&o.LSPServers), "lsp-server", "offer the lsp tool with the language server `JSON` ({\"name\",\"command\",\"args\",\"extensions\":{\".ext\":\"language id\"}}) instead of the defaults (repeatable)")
 	fs.IntVar(&o.LSPMaxLocations, "lsp-max-locations", 0, "locations an lsp result lists (0: 100)")
 	fs.DurationVar(&o.LSPTimeout, "lsp-timeout", 0, "bound on one lsp call, starting its language server included (0: 60s)")
+	fs.BoolVar(&o.CodeMode, "code-mode", false, "offer the model run_code alone: it calls the other tools from JavaScript programs")
+	fs.DurationVar(&o.CodeCompute, "code-compute", 0, "JavaScript time one run_code program may use, tool calls not counted (0: 60s)")
+	fs.IntVar(&o.CodeMaxCalls, "code-max-calls", 0, "tool calls one run_code program may make (0: 1000)")
+	fs.IntVar(&o.CodeMaxHeapMB, "code-max-heap-mb", 0, "MiB the heap may grow while a run_code program runs (0: 512)")
 	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
@@ -453,6 +465,7 @@ func engineConfig(o Options) agent.Config {
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
+		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
 	}
 	if o.lsp != nil {
 		// Checked when the flags were parsed.

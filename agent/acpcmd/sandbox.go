@@ -139,6 +139,7 @@ func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result)
 	switch sandbox.Classify(code, res.Text, mode) {
 	case sandbox.Denied:
 		res.Text = c.sb.DenialNote(mode, res.Text) + "\n" + res.Text
+		res.Value = tools.MarkDenied(res.Value, string(mode))
 	case sandbox.Unavailable:
 		// The command did not run: that is an error result.
 		res.IsError = true

@@ -251,7 +251,8 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 	// text and the model decides. Only a run that did not happen (it could
 	// not start; the sandbox refused it, see the agent's Sandbox.Annotate)
 	// or was cancelled is an error result.
-	res := Result{Text: text, IsError: cancelled != nil, Kind: KindExecute, Title: title, SpillPath: spillPath}
+	res := Result{Text: text, IsError: cancelled != nil, Kind: KindExecute, Title: title, SpillPath: spillPath,
+		Value: foregroundValue(state, out, text, spillPath, timeout, wasKilled && failed && cancelled == nil, cancelled != nil)}
 	if cancelled != nil {
 		return res, fmt.Errorf("tools: bash: %q cancelled: %w", title, cancelled)
 	}
@@ -426,7 +427,7 @@ func runBackground(ctx context.Context, env *Env, a BashArgs, title, workdir str
 		}
 		return errorResult(title, KindExecute, nil, text), nil
 	}
-	started := Result{Text: "started background job " + rec.id, Kind: KindExecute, Title: title}
+	started := Result{Text: "started background job " + rec.id, Kind: KindExecute, Title: title, Value: backgroundValue(rec.id)}
 	if b.j == nil {
 		// Nothing runs and nothing is owned: the job ends now, so its
 		// notice is queued before the call returns (deterministically
@@ -656,8 +657,10 @@ type collector struct {
 	buf, head, tail []byte
 	spilling        bool
 	spill           *spillFile // nil when the spill file could not be created
-	file            *os.File
-	spillErr        error
+	// suffix is the status line (or "(no output)") finish appended.
+	suffix   string
+	file     *os.File
+	spillErr error
 }
 
 // Write takes the next bytes of output. It never fails.
@@ -726,6 +729,7 @@ func (c *collector) finish(status string) (string, string) {
 	case c.total == 0:
 		suffix = "(no output)"
 	}
+	c.suffix = suffix
 	total := c.total + int64(len(suffix))
 	if !c.spilling {
 		if total <= int64(c.limit) {

@@ -199,7 +199,7 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 		return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 	}
 	seen()
-	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs}, nil
+	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs, Value: readValue(p, a.Offset, text)}, nil
 }
 
 // initialBuffer sizes read's line buffer for r: a small file gets a small

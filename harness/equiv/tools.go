@@ -177,6 +177,13 @@ var ToolRules = []ToolRule{
 		essence: eventReadEssence,
 	},
 	{
+		Tool: "run_code",
+		Compared: "the program's output, line by line: the lines it printed, then its return value (a string as it is, other values as indented JSON); " +
+			"the tool calls the program made are compared as the model's calls are (\"program call N\": tool, arguments, call id, outcome and, by the called tool's rule, essential content)",
+		Normalized: "the lines' trailing blanks and the result's trailing empty lines",
+		essence:    runCodeEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",
@@ -821,6 +828,20 @@ func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
 // backgroundStart is the result of a background (continuable) subagent
 // call: the reference answers as soon as the child accepted its prompt.
 var backgroundStart = lazyRegexp(`^started subagent (\S+)$`)
+
+// runCodeEssence reduces a run_code result — the program's printed lines
+// and rendered return value, verbatim in both systems — to its lines.
+func runCodeEssence(text string, _ json.RawMessage) (Essence, bool) {
+	e := Essence{Facts: []string{"program output"}}
+	body := strings.TrimRight(text, " \t\n")
+	if body == "" {
+		return e, true
+	}
+	for _, l := range strings.Split(body, "\n") {
+		e.Items = append(e.Items, strings.TrimRight(l, " \t"))
+	}
+	return e, true
+}
 
 // subagentEssence reduces a subagent or subagent_fork result — the
 // child's final output verbatim, no framing, possibly empty — to its

@@ -262,6 +262,9 @@ type Input struct {
 	// Terminals is reel acp's --terminals: the persistent terminal tools
 	// are offered.
 	Terminals bool `json:"terminals,omitempty"`
+	// CodeMode runs reel acp with --code-mode: the model is offered
+	// run_code alone (package agent/codemode).
+	CodeMode bool `json:"codeMode,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -285,7 +288,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "mcpServers", "lspServer"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -334,6 +337,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.ImageInput, err = m.Value.NonEmpty()
 		case "terminals":
 			in.Terminals, err = m.Value.Bool()
+		case "codeMode":
+			in.CodeMode, err = m.Value.Bool()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
