@@ -395,7 +395,7 @@ func promptContent(prompt []acp.ContentBlock) ([]agent.Content, error) {
 		case c.Text != nil:
 			ct.Text = c.Text.Text
 		case c.ResourceLink != nil:
-			ct.Link = c.ResourceLink.Uri
+			ct = promptLink(c.ResourceLink)
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
 			ct.Text = fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text)
