@@ -254,6 +254,11 @@ type Input struct {
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+	// EditorBuffers and ElicitationAnswers are reel's own: the unsaved
+	// buffers and the elicitation replies of the editor the client plays
+	// (editor.go).
+	EditorBuffers      map[string]string `json:"editorBuffers,omitempty"`
+	ElicitationAnswers []json.RawMessage `json:"elicitationAnswers,omitempty"`
 }
 
 // MCPServer is one stand-in MCP server of a scenario: Name is the name the
@@ -270,7 +275,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers", "editorBuffers", "elicitationAnswers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -321,6 +326,10 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
 			in.MCPServers, err = mcpServers(m.Value)
+		case "editorBuffers":
+			in.EditorBuffers, err = editorBuffers(m.Value)
+		case "elicitationAnswers":
+			in.ElicitationAnswers, err = elicitationAnswers(m.Value)
 		}
 		if err != nil {
 			return nil, err
