@@ -43,13 +43,6 @@ func (s *Session) questionTools() []tools.Tool {
 	return []tools.Tool{askuser.Tool{}}
 }
 
-// offersQuestions reports whether the session offers ask_user_question.
-func (s *Session) offersQuestions() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.asks
-}
-
 // askContext is ctx carrying who answers the run's ask_user_question
 // calls: nobody for a subagent (refused as delegated), else the client's
 // Questions (nil: nobody can be asked).
