@@ -67,6 +67,7 @@ func TestTranscriptFramesMatchTheACPSchema(t *testing.T) {
 		"fs/read_text_file":          "ReadTextFileRequest",
 		"fs/write_text_file":         "WriteTextFileRequest",
 		"elicitation/create":         "CreateElicitationRequest",
+		"$/cancel_request":           "CancelRequestNotification",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "snapshots", "transcripts", "*.snap.jsonl"))
 	if err != nil || len(files) == 0 {

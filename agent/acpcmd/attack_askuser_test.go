@@ -195,3 +195,59 @@ func TestAskUserQuestionRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestAskUserQuestionCancelled: a session/cancel while the form is open
+// ends the turn cancelled and withdraws the form ($/cancel_request naming
+// the elicitation's id); the client's late answer is ignored and the
+// session goes on.
+func TestAskUserQuestionCancelled(t *testing.T) {
+	dir, ws, state := workspace(t)
+	ask := map[string]any{"questions": []any{map[string]any{"id": "q", "question": "Proceed?"}}}
+	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{askCall(t, "call_ask", ask), {Text: "after"}}})
+	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+	underAttack(t, p)
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"elicitation": map[string]any{"form": map[string]any{}}}})
+	sid := p.newSession(ws)
+	id := p.request("session/prompt", promptParams(sid, "Ask me."))
+	var formID json.RawMessage
+	withdrawn, stop := false, ""
+	for stop == "" || !withdrawn {
+		f := p.next()
+		switch {
+		case f.Method == "elicitation/create":
+			formID = f.ID
+			p.notify("session/cancel", map[string]any{"sessionId": sid})
+		case f.Method == "$/cancel_request":
+			var c struct {
+				RequestID json.RawMessage `json:"requestId"`
+			}
+			_ = json.Unmarshal(f.Params, &c)
+			if !sameID(c.RequestID, formID) {
+				t.Fatalf("$/cancel_request names %s, the form was %s", c.RequestID, formID)
+			}
+			withdrawn = true
+			// The late answer must be dropped, not crash or confuse reel.
+			p.send(`{"jsonrpc":"2.0","id":` + string(formID) + `,"result":{"action":"accept","content":{"q1":"yes"}}}`)
+		case f.isResponse() && sameID(f.ID, id):
+			var r struct {
+				StopReason string `json:"stopReason"`
+			}
+			_ = json.Unmarshal(f.Result, &r)
+			stop = r.StopReason
+			if !withdrawn {
+				t.Fatalf("the turn ended (%s) without withdrawing the open form", stop)
+			}
+		}
+	}
+	if stop != "cancelled" {
+		t.Errorf("stopReason %q, want cancelled", stop)
+	}
+	if s, _ := p.prompt(sid, "Still there?"); s != "end_turn" {
+		t.Errorf("the next prompt ended %q", s)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
