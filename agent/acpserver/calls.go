@@ -81,9 +81,21 @@ func (c *calls) call(ctx context.Context, method string, params any) (json.RawMe
 	case r := <-ch:
 		return r.result, r.err
 	case <-ctx.Done():
+		// The client is told to stop asking ($/cancel_request, ACP's
+		// unstable request cancellation); its late answer is dropped.
+		if cancel, err := json.Marshal(struct {
+			JSONRPC string `json:"jsonrpc"`
+			Method  string `json:"method"`
+			Params  any    `json:"params"`
+		}{"2.0", cancelRequest, map[string]string{"requestId": id}}); err == nil {
+			_, _ = c.out.Write(append(cancel, '\n'))
+		}
 		return nil, ctx.Err()
 	}
 }
+
+// cancelRequest is the notification that withdraws a request.
+const cancelRequest = "$/cancel_request"
 
 // deliver takes a response to one of calls' requests off the input:
 // it reports whether line was one (then the SDK must not see it). A
