@@ -148,6 +148,11 @@ func (e *Engine) NewSession(ctx context.Context, cwd string, opts ...SessionOpti
 		_ = w.Close()
 		return nil, err
 	}
+	if o.questions {
+		if err := s.offerQuestions(); err != nil {
+			return nil, e.abandon(s, err)
+		}
+	}
 	now := e.now()
 	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, sessionlog.SandboxModeData{Mode: string(e.cfg.Mode), Source: "config"}, nil, nil); err != nil {
 		return nil, e.abandon(s, err)
@@ -230,6 +235,11 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 			s.mu.Lock()
 			s.ceilingMode, s.ceilingApprove, s.upID = mode, policy, c.Parent
 			s.mu.Unlock()
+		}
+	}
+	if o.questions {
+		if err := s.offerQuestions(); err != nil {
+			return nil, e.abandon(s, err)
 		}
 	}
 	if err := s.connectMCP(ctx, index, o.mcp); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +13,8 @@ import (
 )
 
 // History replays the session's conversation to u in log order, the way a
-// live turn reported it: the user's prompts, thoughts, answer text, tool
+// live turn reported it: the user's prompts (their images and resource
+// links as sent when u is a PromptReplay), thoughts, answer text, tool
 // calls (titles, kinds, absolute locations) with their final status,
 // output and file diffs, the plans, and hooks' context as thoughts.
 // Messages the engine entered for the model (instruction files, reminders,
@@ -27,6 +27,8 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	// The tools as the live calls were described (looked up once, not per
 	// call).
 	var set *tools.Set
+	// The resource links of prompts (prompt/links), by message id.
+	var links map[string]map[int]sessionlog.PromptLink
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -55,12 +57,13 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			if src.Kind != "user" {
 				continue
 			}
-			for _, p := range m.Content {
-				if p.Type == "text" {
-					u.UserText(ctx, p.Text)
-				} else if a := p.Attachment; p.Type == sessionlog.PartImage && a != nil {
-					u.UserText(ctx, fmt.Sprintf("[image: %s, %dx%d px]", a.MediaType, a.Width, a.Height))
+			s.retellPrompt(ctx, u, &m, links[m.ID])
+		case sessionlog.TypePromptLinks:
+			if id, l, ok := promptLinks(e); ok {
+				if links == nil {
+					links = map[string]map[int]sessionlog.PromptLink{}
 				}
+				links[id] = l
 			}
 		case sessionlog.TypeAssistantMessage:
 			for _, p := range decodeMessage(e).Message.Content {

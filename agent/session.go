@@ -21,6 +21,9 @@ type Session struct {
 	eng *Engine
 	id  string
 	cwd string
+	// asks says the session offers ask_user_question (askrun.go); set
+	// before the session runs, under mu.
+	asks bool
 	// transcript is the file holding the log ("" when the store has none
 	// of its own).
 	transcript string

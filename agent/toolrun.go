@@ -282,7 +282,7 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 		shown = root
 	}
 	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, shown, output) }
-	res, err = r.runContained(ctx, tool, env, call.Arguments)
+	res, err = r.runContained(r.askContext(ctx), tool, env, call.Arguments)
 	if err != nil && res.Text == "" {
 		return tools.Result{Text: err.Error(), IsError: true}, true
 	}

@@ -181,11 +181,18 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 		return run, fmt.Errorf("%s: start the MCP servers: %w", sc.Name, err)
 	}
 	defer stopMCP()
-	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc)), mcpServers: mcpServers}
+	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc)), mcpServers: mcpServers,
+		elicit: rpcclient.NewElicitationQueue(sc.Input.ElicitationAnswers), editor: newEditorFS(sc, run.Cwd)}
 	err = d.drive(ctx)
 	run.Wall = time.Since(start)
 	if err == nil {
 		err = d.answers.Err()
+	}
+	if err == nil {
+		err = d.elicit.Err()
+	}
+	if n := d.elicit.Remaining(); err == nil && n > 0 {
+		err = fmt.Errorf("%w: %d of the %d elicitation answer(s) in input.json were never used", ErrUnusedAnswers, n, len(sc.Input.ElicitationAnswers))
 	}
 	if n := d.answers.Remaining(); err == nil && n > 0 {
 		err = fmt.Errorf("%w: %d of the %d permission answer(s) in input.json were never used (the agent asked %d time(s))",
@@ -235,6 +242,10 @@ type driver struct {
 	p       *process
 	// mcpServers are the mcpServers of session/new and session/load.
 	mcpServers []any
+	// elicit answers elicitation/create; editor, when set, is the
+	// editor's buffers (editor.go).
+	elicit *rpcclient.ElicitationQueue
+	editor *editorFS
 }
 
 // segments splits steps at loadSession: each segment is one process.
@@ -435,7 +446,11 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", d.r.Exe, err)
 	}
-	p.client = rpcclient.New(ctx, stdout, stdin, rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer})
+	opts := rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer, Elicitation: d.elicit.Answer}
+	if d.editor != nil {
+		opts.FS = d.editor
+	}
+	p.client = rpcclient.New(ctx, stdout, stdin, opts)
 	d.p = p
 	return nil
 }
@@ -521,12 +536,6 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 	return nil
 }
 
-// initializeParams is what the harness client announces.
-var initializeParams = map[string]any{
-	"protocolVersion":    1,
-	"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
-}
-
 // The run functions of the step vocabulary (scenario.Driver): which op
 // each runs, and the fields it reads, is the vocabulary in package
 // scenario.
@@ -534,7 +543,7 @@ var _ scenario.Driver = (*driver)(nil)
 
 // Initialize sends initialize.
 func (d *driver) Initialize(ctx context.Context, _ scenario.Step) error {
-	return d.p.client.Call(ctx, "initialize", initializeParams, nil)
+	return d.p.client.Call(ctx, "initialize", initializeParams(d.sc), nil)
 }
 
 // NewSession sends session/new and records the session's id. With
@@ -572,7 +581,7 @@ func (d *driver) LoadSession(ctx context.Context, st scenario.Step) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
+	if err := c.Call(ctx, "initialize", initializeParams(d.sc), nil); err != nil {
 		return err
 	}
 	err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)

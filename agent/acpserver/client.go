@@ -26,6 +26,9 @@ func (srv *Server) client(session string) agent.Client {
 	if caps.ReadTextFile && caps.WriteTextFile {
 		c.FS = &clientFS{conn: srv.conn, session: session}
 	}
+	if q := srv.questions(session); q != nil {
+		c.Questions = q
+	}
 	return c
 }
 

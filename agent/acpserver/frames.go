@@ -297,6 +297,8 @@ type frameFilter struct {
 	// ready is closed once the connection is set up; nothing is read
 	// before.
 	ready chan struct{}
+	// calls takes the responses to the adapter's own requests (calls.go).
+	calls *calls
 }
 
 func newFrameFilter(in io.Reader, out io.Writer, log *slog.Logger, fl *inflight) *frameFilter {
@@ -332,6 +334,9 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 		}
 		if code, msg := check(line); code != 0 {
 			f.reject(rejectedID(line, code), line, code, msg)
+			continue
+		}
+		if f.calls != nil && f.calls.deliver(line) {
 			continue
 		}
 		if isCancel(line) {

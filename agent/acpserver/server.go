@@ -63,6 +63,10 @@ type Server struct {
 	// serveCtx is Serve's context: ending it (SIGTERM) also ends prompts.
 	serveCtx context.Context
 	clientFS acp.FileSystemCapabilities
+	// elicitForm: the client advertised form elicitation (elicit.go);
+	// calls sends the requests the SDK cannot encode (calls.go).
+	elicitForm bool
+	calls      *calls
 }
 
 var (
@@ -102,9 +106,11 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	fl := newInflight()
 	w := newLockedWriter(out, fl, srv.cfg.WriteTimeout)
 	ff := newFrameFilter(in, w, srv.log, fl)
+	ff.calls = newCalls(w)
+	defer ff.calls.close()
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
-	srv.conn, srv.out, srv.inflight = conn, w, fl
+	srv.conn, srv.out, srv.inflight, srv.calls = conn, w, fl, ff.calls
 	// The connection reads (and may log, or dispatch to handlers that use
 	// srv.conn) only from here on.
 	close(ff.ready)
@@ -158,6 +164,7 @@ func (srv *Server) shutdown() {
 func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	srv.mu.Lock()
 	srv.clientFS = p.ClientCapabilities.Fs
+	srv.elicitForm = formElicitation(p.ClientCapabilities)
 	srv.mu.Unlock()
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
@@ -299,7 +306,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	s, err := srv.eng.NewSession(ctx, p.Cwd, withMCP)
+	s, err := srv.eng.NewSession(ctx, p.Cwd, srv.withQuestions(withMCP)...)
 	if err != nil {
 		srv.logFailure("session/new", err)
 		return acp.NewSessionResponse{}, acpError(err)
@@ -336,7 +343,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	if err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd, withMCP)
+	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd, srv.withQuestions(withMCP)...)
 	if err != nil {
 		srv.logFailure("session/load", err)
 		return acp.LoadSessionResponse{}, acpError(err)
@@ -410,7 +417,7 @@ func promptContent(prompt []acp.ContentBlock) ([]agent.Content, error) {
 		case c.Text != nil:
 			ct.Text = c.Text.Text
 		case c.ResourceLink != nil:
-			ct.Link = c.ResourceLink.Uri
+			ct = promptLink(c.ResourceLink)
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
 			ct.Text = fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text)

@@ -272,6 +272,11 @@ type Input struct {
 	// (reel lsp-standin MODE) the run's lsp tool uses for .ts files
 	// (reel acp --lsp-server); "" offers no lsp tool.
 	LSPServer string `json:"lspServer,omitempty"`
+	// EditorBuffers and ElicitationAnswers are reel's own: the unsaved
+	// buffers and the elicitation replies of the editor the client plays
+	// (editor.go).
+	EditorBuffers      map[string]string `json:"editorBuffers,omitempty"`
+	ElicitationAnswers []json.RawMessage `json:"elicitationAnswers,omitempty"`
 }
 
 // MCPServer is one stand-in MCP server of a scenario: Name is the name the
@@ -288,7 +293,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -345,6 +350,10 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.MCPServers, err = mcpServers(m.Value)
 		case "lspServer":
 			in.LSPServer, err = m.Value.NonEmpty()
+		case "editorBuffers":
+			in.EditorBuffers, err = editorBuffers(m.Value)
+		case "elicitationAnswers":
+			in.ElicitationAnswers, err = elicitationAnswers(m.Value)
 		}
 		if err != nil {
 			return nil, err
