@@ -269,6 +269,11 @@ type Input struct {
 	// (reel lsp-standin MODE) the run's lsp tool uses for .ts files
 	// (reel acp --lsp-server); "" offers no lsp tool.
 	LSPServer string `json:"lspServer,omitempty"`
+	// DebugFlags are reel acp's debug flags the run adds, each
+	// "--debug-NAME" or "--debug-NAME=VALUE" (e.g.
+	// "--debug-job-wait-signal=.job-waiting"): the fences a fixture needs
+	// to be deterministic. Given to the record and every replay alike.
+	DebugFlags []string `json:"debugFlags,omitempty"`
 }
 
 // MCPServer is one stand-in MCP server of a scenario: Name is the name the
@@ -285,7 +290,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "mcpServers", "lspServer"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "mcpServers", "lspServer", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -340,6 +345,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.MCPServers, err = mcpServers(m.Value)
 		case "lspServer":
 			in.LSPServer, err = m.Value.NonEmpty()
+		case "debugFlags":
+			in.DebugFlags, err = debugFlags(m.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -393,6 +400,33 @@ func mcpServers(v strictjson.Value) ([]MCPServer, error) {
 			return nil, obj.Members[0].Value.Errorf(ErrBadValue, "MCP server %q: mode %q runs over stdio only", s.Name, s.Mode)
 		}
 		out = append(out, s)
+	}
+	return out, nil
+}
+
+// debugFlags parses the debug flags: a non-empty array of strings, each
+// "--debug-NAME" or "--debug-NAME=VALUE" with NAME of lower-case letters,
+// digits and dashes (reel acp refuses a name it does not define).
+func debugFlags(v strictjson.Value) ([]string, error) {
+	elems, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	if len(elems) == 0 {
+		return nil, v.Errorf(ErrBadValue, "debugFlags is empty (leave it out)")
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		f, err := e.NonEmpty()
+		if err != nil {
+			return nil, err
+		}
+		name, _, _ := strings.Cut(f, "=")
+		rest, ok := strings.CutPrefix(name, "--debug-")
+		if !ok || rest == "" || strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return nil, e.Errorf(ErrBadValue, "debug flag %q: want --debug-NAME or --debug-NAME=VALUE", f)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }
