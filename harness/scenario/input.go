@@ -413,7 +413,7 @@ func debugFlags(v strictjson.Value) ([]string, error) {
 		return nil, err
 	}
 	if len(elems) == 0 {
-		return nil, v.Errorf(ErrBadValue, "debugFlags is empty (leave it out)")
+		return nil, v.Errorf(ErrBadValue, "must not be empty")
 	}
 	out := make([]string, 0, len(elems))
 	for _, e := range elems {
