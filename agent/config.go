@@ -152,6 +152,12 @@ type Config struct {
 	// recording and replay (the reference suite's fences); neither is for
 	// everyday use.
 	ChildAfterTurn, HoldForChildren bool
+	// JobWaitSignal, when set, is a file created each time a job_output
+	// wait has registered as a waiter of a running job, so a recorded
+	// job can end right after its wait began and never before (a job
+	// that ended first would queue a "job finished" notice instead):
+	// deterministic recordings, not for everyday use.
+	JobWaitSignal string
 	// FailSubagentStart and FailSubagentTurn inject faults into
 	// subagents, for tests of the failure paths (and the reference
 	// suite's recordings of them): a child fails right after its log was

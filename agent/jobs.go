@@ -97,6 +97,9 @@ func (o jobOwner) Jobs() *tools.Jobs {
 			}
 			s.queueNotice(s.jobNotice(info))
 		})
+		if sig := s.eng.cfg.JobWaitSignal; sig != "" {
+			j.table.OnWait(func(string) { s.eng.signalJobWait(sig) })
+		}
 	}
 	return j.table
 }
@@ -216,4 +219,17 @@ func (j *jobs) stopAll() int {
 // session goes on, so their ends are notified like any other.
 func (j *jobs) stopWiderThan(mode sandbox.Mode) int {
 	return j.stopWhere(func(m sandbox.Mode) bool { return m.Wider(mode) })
+}
+
+// signalJobWait creates the file path (Config.JobWaitSignal): a job_output
+// wait has registered. A failure is logged; the recording that needed the
+// signal then waits on its job's own timeout.
+func (e *Engine) signalJobWait(path string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		e.log.Warn("job wait signal", "path", path, "err", err)
+	}
 }

@@ -399,6 +399,7 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.CodeMode {
 		args = append(args, "--code-mode")
 	}
+	args = append(args, d.sc.Input.DebugFlags...)
 	if m := d.sc.Input.LSPServer; m != "" {
 		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},
 			"extensions": map[string]string{".ts": "typescript"}})

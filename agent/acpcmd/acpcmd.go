@@ -69,8 +69,11 @@ type Options struct {
 	// ChildAfterTurn, HoldForChildren, FailSubagentStart and
 	// FailSubagentTurn are agent.Config's.
 	ChildAfterTurn, HoldForChildren bool
-	FailSubagentStart               bool
-	FailSubagentTurn                int
+	// JobWaitSignal is agent.Config's, made absolute against the
+	// working directory reel started in.
+	JobWaitSignal     string
+	FailSubagentStart bool
+	FailSubagentTurn  int
 	// MissingSandboxRunner is the fault switch sandbox.MissingRunner.
 	MissingSandboxRunner bool
 	// MaxSubagentDepth is agent.Config.MaxSubagentDepth, 1 to
@@ -213,6 +216,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.StringVar(&o.JobWaitSignal, "debug-job-wait-signal", "", "create `FILE` each time a job_output wait has registered as a waiter of a running job, so a job can end right after its wait began (deterministic recordings)")
 	fs.IntVar(&o.MaxSubagentDepth, "max-subagent-depth", agent.DefaultMaxSubagentDepth, "how deep subagents may nest: a child at depth d (the root's children are at 1) may start children while d+1 is at most this")
 	fs.BoolVar(&o.MissingSandboxRunner, "debug-missing-sandbox-runner", false, "inject a fault: the sandbox runner of every bash command is a file that does not exist, so no command can start (tests)")
 	fs.BoolVar(&o.FailSubagentStart, "debug-fail-subagent-start", false, "inject a fault: every subagent fails right after its log is created (tests)")
@@ -270,6 +274,13 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("%w: reel acp takes no arguments (got %q)", ErrUsage, fs.Args())
+	}
+	if o.JobWaitSignal != "" {
+		abs, err := filepath.Abs(o.JobWaitSignal)
+		if err != nil {
+			return o, fmt.Errorf("%w: --debug-job-wait-signal %q: %v", ErrUsage, o.JobWaitSignal, err)
+		}
+		o.JobWaitSignal = abs
 	}
 	if !sandbox.ValidMode(o.Mode) {
 		return o, fmt.Errorf("%w: --mode %q: want read-only, workspace-write or danger-full-access", ErrUsage, o.Mode)
@@ -463,7 +474,7 @@ func engineConfig(o Options) agent.Config {
 		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill, SessionQuery: o.SessionQuery,
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
-		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
+		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren, JobWaitSignal: o.JobWaitSignal,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
 		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
 	}

@@ -132,6 +132,9 @@ type jobWork interface {
 type Jobs struct {
 	limit  int
 	onDone func(JobInfo)
+	// onWait, when set (OnWait), is called each time a job_output wait
+	// has registered as a waiter of a running job.
+	onWait func(id string)
 
 	mu      sync.Mutex
 	counter map[string]int
@@ -170,6 +173,18 @@ func NewJobs(limit int, onDone func(JobInfo)) *Jobs {
 		limit = DefaultJobLimit
 	}
 	return &Jobs{limit: limit, onDone: onDone, counter: map[string]int{}}
+}
+
+// OnWait sets f to be called, outside the table's lock, each time a
+// job_output wait has registered as a waiter of a running job: from then
+// on the job's end releases that wait (and is reported by it), so a
+// recording can make a job end only after its wait began (reel acp's
+// --debug-job-wait-signal). It is meant to be set before the table is
+// used.
+func (t *Jobs) OnWait(f func(id string)) {
+	t.mu.Lock()
+	t.onWait = f
+	t.mu.Unlock()
 }
 
 // Own implements ProcessOwner: the table keeps no process apart from its
@@ -357,7 +372,11 @@ func (t *Jobs) wait(ctx context.Context, id string, d time.Duration) error {
 		return nil
 	}
 	r.waiters++
+	onWait := t.onWait
 	t.mu.Unlock()
+	if onWait != nil {
+		onWait(id)
+	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	var cancelled error

@@ -514,3 +514,49 @@ func TestAttackJobFlood(t *testing.T) {
 	}
 	waitGone(t, pid)
 }
+
+// TestJobOnWait: the OnWait hook runs once a wait has registered on a
+// running job, so a job that waits for the hook's file ends inside that
+// wait (the wait reports it, no done notice); a wait on a job that
+// ended before it (its end already noticed) does not call it.
+func TestJobOnWait(t *testing.T) {
+	for _, tc := range []struct {
+		name, command string
+		ended         bool // the job has ended before the wait
+		want          string
+		calls         int
+		notices       int // done notices
+	}{
+		{"running job ends once waited for", "while [ ! -e go ]; do sleep 0.01; done; echo finished", false,
+			"finished\n[status: completed, exit code: 0]", 1, 0},
+		{"ended job", "echo finished", true, "finished\n[status: completed, exit code: 0]", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env, done := jobEnv(t, 0)
+			var mu sync.Mutex
+			var calls []string
+			env.Owner.(*Jobs).OnWait(func(id string) {
+				mu.Lock()
+				calls = append(calls, id)
+				mu.Unlock()
+				writeFile(t, env.Cwd, "go", "")
+			})
+			id := startJob(t, env, tc.command)
+			if tc.ended {
+				waitFor(t, "the job's done notice", func() bool { return len(done.ids()) == 1 })
+			}
+			res := jobOutput(t, env, map[string]any{"job_id": id, "wait": true, "timeout_ms": 20000})
+			if res.IsError || res.Text != tc.want {
+				t.Errorf("wait: %+v, want text %q", res, tc.want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(calls) != tc.calls || (tc.calls > 0 && calls[0] != id) {
+				t.Errorf("OnWait calls %v, want %d for %s", calls, tc.calls, id)
+			}
+			if ids := done.ids(); len(ids) != tc.notices {
+				t.Errorf("done notices %v, want %d", ids, tc.notices)
+			}
+		})
+	}
+}

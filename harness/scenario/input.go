@@ -277,6 +277,11 @@ type Input struct {
 	// (editor.go).
 	EditorBuffers      map[string]string `json:"editorBuffers,omitempty"`
 	ElicitationAnswers []json.RawMessage `json:"elicitationAnswers,omitempty"`
+	// DebugFlags are reel acp's debug flags the run adds, each
+	// "--debug-NAME" or "--debug-NAME=VALUE" (e.g.
+	// "--debug-job-wait-signal=.job-waiting"): the fences a fixture needs
+	// to be deterministic. Given to the record and every replay alike.
+	DebugFlags []string `json:"debugFlags,omitempty"`
 }
 
 // MCPServer is one stand-in MCP server of a scenario: Name is the name the
@@ -293,7 +298,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -354,6 +359,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.EditorBuffers, err = editorBuffers(m.Value)
 		case "elicitationAnswers":
 			in.ElicitationAnswers, err = elicitationAnswers(m.Value)
+		case "debugFlags":
+			in.DebugFlags, err = debugFlags(m.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -407,6 +414,33 @@ func mcpServers(v strictjson.Value) ([]MCPServer, error) {
 			return nil, obj.Members[0].Value.Errorf(ErrBadValue, "MCP server %q: mode %q runs over stdio only", s.Name, s.Mode)
 		}
 		out = append(out, s)
+	}
+	return out, nil
+}
+
+// debugFlags parses the debug flags: a non-empty array of strings, each
+// "--debug-NAME" or "--debug-NAME=VALUE" with NAME of lower-case letters,
+// digits and dashes (reel acp refuses a name it does not define).
+func debugFlags(v strictjson.Value) ([]string, error) {
+	elems, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	if len(elems) == 0 {
+		return nil, v.Errorf(ErrBadValue, "must not be empty")
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		f, err := e.NonEmpty()
+		if err != nil {
+			return nil, err
+		}
+		name, _, _ := strings.Cut(f, "=")
+		rest, ok := strings.CutPrefix(name, "--debug-")
+		if !ok || rest == "" || strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return nil, e.Errorf(ErrBadValue, "debug flag %q: want --debug-NAME or --debug-NAME=VALUE", f)
+		}
+		out = append(out, f)
 	}
 	return out, nil
 }

@@ -134,6 +134,13 @@ func TestParseInputErrors(t *testing.T) {
 		{"unknown op is a bad value", `{"steps":[{"op":"dance"}]}`, `fixtures/x/input.json: steps[0].op: unknown op "dance" (line 1, column 17)`, ErrBadValue},
 		{"multi-line position", "{\n  \"steps\": [\n    {\"op\": \"initialize\"},\n    {\"op\": \"waitForFile\", \"path\": \"/abs\"}\n  ]\n}", `fixtures/x/input.json: steps[1].path: path "/abs" is absolute; it must be relative to the run's cwd (line 4, column 35)`, ErrUnsafePath},
 		{"empty recordedWith", `{"steps":[{"op":"initialize"}],"recordedWith":""}`, `fixtures/x/input.json: recordedWith: must not be empty (line 1, column 47)`, ErrBadValue},
+		{"debug flag not a debug flag", `{"steps":[{"op":"initialize"}],"debugFlags":["--mode=danger-full-access"]}`, `fixtures/x/input.json: debugFlags[0]: debug flag "--mode=danger-full-access": want --debug-NAME or --debug-NAME=VALUE (line 1, column 46)`, ErrBadValue},
+		{"debug flag without a name", `{"steps":[{"op":"initialize"}],"debugFlags":["--debug-=x"]}`, `fixtures/x/input.json: debugFlags[0]: debug flag "--debug-=x": want --debug-NAME or --debug-NAME=VALUE (line 1, column 46)`, ErrBadValue},
+		{"debug flag name not lower-case", `{"steps":[{"op":"initialize"}],"debugFlags":["--debug-Hold"]}`, `fixtures/x/input.json: debugFlags[0]: debug flag "--debug-Hold": want --debug-NAME or --debug-NAME=VALUE (line 1, column 46)`, ErrBadValue},
+		{"debug flag without dashes", `{"steps":[{"op":"initialize"}],"debugFlags":["debug-invariant"]}`, `fixtures/x/input.json: debugFlags[0]: debug flag "debug-invariant": want --debug-NAME or --debug-NAME=VALUE (line 1, column 46)`, ErrBadValue},
+		{"debugFlags empty", `{"steps":[{"op":"initialize"}],"debugFlags":[]}`, `fixtures/x/input.json: debugFlags: must not be empty (line 1, column 45)`, ErrBadValue},
+		{"debugFlags entry not a string", `{"steps":[{"op":"initialize"}],"debugFlags":[true]}`, `fixtures/x/input.json: debugFlags[0]: expected string, got boolean (line 1, column 46)`, ErrBadValue},
+		{"debugFlags not an array", `{"steps":[{"op":"initialize"}],"debugFlags":"--debug-invariant"}`, `fixtures/x/input.json: debugFlags: expected array, got string (line 1, column 45)`, ErrBadValue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +186,8 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"loadSession","session":1},
 		{"op":"loadSession","expectError":true},
 		{"op":"listSessions"}
-	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never"}`
+	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never",
+	"debugFlags":["--debug-job-wait-signal=.job-waiting","--debug-hold-for-children"]}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +234,7 @@ func TestParseInputVocabulary(t *testing.T) {
 		RecordedWith:      "standin:standin.json",
 		Mode:              "read-only",
 		Approval:          "never",
+		DebugFlags:        []string{"--debug-job-wait-signal=.job-waiting", "--debug-hold-for-children"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", got, want)
