@@ -65,8 +65,7 @@ func NewSet(tools ...Tool) (*Set, error) {
 		if sc.Name != name {
 			return nil, fmt.Errorf("tools: NewSet: tool %q declares schema name %q", name, sc.Name)
 		}
-		var probe map[string]json.RawMessage
-		if err := json.Unmarshal(sc.Parameters, &probe); err != nil || probe == nil {
+		if !isJSONObject(sc.Parameters) {
 			return nil, fmt.Errorf("tools: NewSet: tool %q: parameters are not a JSON object", name)
 		}
 		s.tools = append(s.tools, t)
@@ -81,6 +80,14 @@ func NewSet(tools ...Tool) (*Set, error) {
 	}
 	s.schemas = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	return s, nil
+}
+
+// isJSONObject reports whether b is one valid JSON value that is an object
+// (what unmarshalling into a non-nil map accepts), without building the map:
+// NewSet runs at every process start.
+func isJSONObject(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(b)
 }
 
 // Tools returns the tools in order. The slice is a copy.

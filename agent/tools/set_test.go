@@ -140,6 +140,9 @@ func TestNewSetErrors(t *testing.T) {
 		{"schema name", []Tool{fakeTool{name: "a", schema: Schema{Name: "b", Parameters: json.RawMessage(`{}`)}}}, `declares schema name "b"`},
 		{"bad parameters", []Tool{fakeTool{name: "a", schema: Schema{Name: "a", Parameters: json.RawMessage(`{"type":`)}}}, "not a JSON object"},
 		{"array parameters", []Tool{fakeTool{name: "a", schema: Schema{Name: "a", Parameters: json.RawMessage(`[]`)}}}, "not a JSON object"},
+		{"null parameters", []Tool{fakeTool{name: "a", schema: Schema{Name: "a", Parameters: json.RawMessage(` null`)}}}, "not a JSON object"},
+		{"object then more", []Tool{fakeTool{name: "a", schema: Schema{Name: "a", Parameters: json.RawMessage(`{} {}`)}}}, "not a JSON object"},
+		{"empty parameters", []Tool{fakeTool{name: "a", schema: Schema{Name: "a", Parameters: json.RawMessage(` `)}}}, "not a JSON object"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +151,10 @@ func TestNewSetErrors(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+	spaced := fakeTool{name: "s", schema: Schema{Name: "s", Parameters: json.RawMessage(" \n{\"type\":\"object\"}\n")}}
+	if _, err := NewSet(spaced); err != nil {
+		t.Fatalf("object parameters with surrounding space: %v", err)
 	}
 	set, err := NewSet(ok("x"), ok("y"))
 	if err != nil {

@@ -58,6 +58,20 @@ func sizeHint(r io.Reader) int {
 	return 0
 }
 
+// maxReadBuf is Decode's read buffer for a long log or a stream.
+const maxReadBuf = 256 << 10
+
+// readBufSize is Decode's read buffer for r: maxReadBuf, or a little more
+// than the bytes left when r says how many (a bytes.Reader over a whole
+// file), so a small log is not copied through a 256 KiB buffer — at start
+// under --replay that buffer alone was a tenth of the process's allocation.
+func readBufSize(r io.Reader) int {
+	if lr, ok := r.(interface{ Len() int }); ok && lr.Len() < maxReadBuf {
+		return lr.Len() + 1
+	}
+	return maxReadBuf
+}
+
 // Decode reads a JSONL log: the header line, then event lines and packed
 // chunk rows, expanded into the exact logical events. name labels errors.
 //
@@ -66,7 +80,7 @@ func sizeHint(r io.Reader) int {
 // after it is a torn tail: it is dropped and reported in Torn.
 func Decode(r io.Reader, name string) (*Decoded, error) {
 	hint := sizeHint(r)
-	br := bufio.NewReaderSize(r, 256<<10)
+	br := bufio.NewReaderSize(r, readBufSize(r))
 	var (
 		d      Decoded
 		lineNo int

@@ -1,0 +1,3 @@
+module github.com/google/pprof
+
+go 1.26.0
