@@ -166,6 +166,9 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 			McpCapabilities:     mcpCapabilities,
 		},
 		AuthMethods: srv.authMethods(),
+		// The steering extension (steering.go), where claude-agent-acp
+		// and codex-acp advertise it.
+		Meta: steeringMeta(),
 	}, nil
 }
 

@@ -1,0 +1,293 @@
+package acpcmd_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// gateCommand is a bash command that marks its start (gate-open) and
+// then waits until the test opens the gate (creates go): a turn that
+// holds still for as long as the test needs, with no timing in it.
+const gateCommand = `touch gate-open; while [ ! -e go ]; do sleep 0.02; done; echo gated`
+
+// gatedTurn is a stand-in response whose tool call runs gateCommand.
+func gatedTurn(t *testing.T) standin.Response {
+	return standin.Response{ToolCalls: []standin.ToolCall{{ID: "g1", Name: "bash",
+		Arguments: jsonArgs(t, map[string]any{"command": gateCommand, "description": "wait for the test"})}}}
+}
+
+// waitGate waits until the gated command started in ws.
+func waitGate(t *testing.T, ws string) {
+	t.Helper()
+	for {
+		if _, err := os.Stat(filepath.Join(ws, "gate-open")); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// openGate lets the gated command finish.
+func openGate(t *testing.T, ws string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// turnsProc starts reel acp on a stand-in with script, in ws.
+func turnsProc(t *testing.T, script *standin.Script) (p *proc, ws, state, sid string) {
+	t.Helper()
+	dir, ws, state := workspace(t)
+	url, _ := standinURL(t, script)
+	p = startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "danger-full-access",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin")
+	p.initialize()
+	return p, ws, state, p.newSession(ws)
+}
+
+// stopReason decodes a prompt's response, failing on an error.
+func stopReason(t *testing.T, f frame) string {
+	t.Helper()
+	if f.Error != nil {
+		t.Fatalf("prompt answered with an error: %s", f.raw)
+	}
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	if err := json.Unmarshal(f.Result, &r); err != nil {
+		t.Fatalf("prompt result %s: %v", f.raw, err)
+	}
+	return r.StopReason
+}
+
+// loggedUserTexts lists the text of every user/message in the log, in order.
+func loggedUserTexts(t *testing.T, events []sessionlog.Event) []string {
+	t.Helper()
+	var out []string
+	for i := range events {
+		if events[i].Type != sessionlog.TypeUserMessage {
+			continue
+		}
+		m, err := sessionlog.DecodeData[sessionlog.UserMessage](&events[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, c := range m.Content {
+			b.WriteString(c.Text)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// responseOrder reads frames until every id in ids was answered and
+// returns the ids in the order their answers came, with the answers.
+func responseOrder(p *proc, ids ...json.RawMessage) ([]string, map[string]frame) {
+	got := map[string]frame{}
+	var order []string
+	for len(got) < len(ids) {
+		f := p.next()
+		if !f.isResponse() {
+			continue
+		}
+		for _, id := range ids {
+			if sameID(f.ID, id) {
+				got[string(id)] = f
+				order = append(order, string(id))
+			}
+		}
+	}
+	return order, got
+}
+
+// TestQueuedPromptsRunInOrder: prompts sent while a turn runs are queued,
+// not refused, and not allowed to cancel the running one (what the SDK
+// does with a second session/prompt): each runs after the one before it,
+// in the order sent, and each is answered when its own turn ends.
+//
+// Before the queue: the second prompt was answered -32600 "session … is
+// busy with another prompt; cancel it or wait".
+func TestQueuedPromptsRunInOrder(t *testing.T) {
+	script := &standin.Script{Responses: []standin.Response{
+		gatedTurn(t),
+		{Text: "one"},
+		{Text: "two", Expect: &standin.Expect{LastUserContains: "second"}},
+		{Text: "three", Expect: &standin.Expect{LastUserContains: "third"}},
+	}}
+	p, ws, state, sid := turnsProc(t, script)
+	a := p.request("session/prompt", promptParams(sid, "first"))
+	b := p.request("session/prompt", promptParams(sid, "second"))
+	c := p.request("session/prompt", promptParams(sid, "third"))
+	waitGate(t, ws)
+	openGate(t, ws)
+	order, got := responseOrder(p, a, b, c)
+	if want := []string{string(a), string(b), string(c)}; !slices.Equal(order, want) {
+		t.Fatalf("answers came in order %v, want %v", order, want)
+	}
+	for _, id := range []json.RawMessage{a, b, c} {
+		if s := stopReason(t, got[string(id)]); s != "end_turn" {
+			t.Errorf("prompt %s: stopReason %q, want end_turn", id, s)
+		}
+	}
+	if texts, want := loggedUserTexts(t, logEvents(t, state, sid)), []string{"first", "second", "third"}; !slices.Equal(texts, want) {
+		t.Errorf("user messages on the log %q, want %q", texts, want)
+	}
+}
+
+// TestCancelCancelsQueuedPrompts: session/cancel cancels the running turn
+// and every prompt queued before it (answered "cancelled", never run, not
+// on the log); a prompt sent after the cancel runs.
+func TestCancelCancelsQueuedPrompts(t *testing.T) {
+	script := &standin.Script{Responses: []standin.Response{
+		gatedTurn(t),
+		{Text: "after", Expect: &standin.Expect{LastUserContains: "later"}},
+	}}
+	p, ws, state, sid := turnsProc(t, script)
+	a := p.request("session/prompt", promptParams(sid, "first"))
+	b := p.request("session/prompt", promptParams(sid, "queued"))
+	waitGate(t, ws)
+	p.notify("session/cancel", map[string]any{"sessionId": sid})
+	c := p.request("session/prompt", promptParams(sid, "later"))
+	_, got := responseOrder(p, a, b, c)
+	for id, want := range map[string]string{string(a): "cancelled", string(b): "cancelled", string(c): "end_turn"} {
+		if s := stopReason(t, got[id]); s != want {
+			t.Errorf("prompt %s: stopReason %q, want %q", id, s, want)
+		}
+	}
+	if texts, want := loggedUserTexts(t, logEvents(t, state, sid)), []string{"first", "later"}; !slices.Equal(texts, want) {
+		t.Errorf("user messages on the log %q, want %q (the cancelled queued prompt must not run)", texts, want)
+	}
+}
+
+// TestPromptQueueBounded: at most maxQueued (8) prompts wait behind the
+// running one; one more is refused with -32600 naming the bound, and the
+// running turn is not disturbed. A client cannot send the internal
+// queued-prompt method itself.
+func TestPromptQueueBounded(t *testing.T) {
+	script := &standin.Script{Responses: []standin.Response{gatedTurn(t), {Text: "done"}}}
+	p, ws, _, sid := turnsProc(t, script)
+	first := p.request("session/prompt", promptParams(sid, "first"))
+	var queued []json.RawMessage
+	for range 8 {
+		queued = append(queued, p.request("session/prompt", promptParams(sid, "queued")))
+	}
+	over := p.request("session/prompt", promptParams(sid, "one too many"))
+	resp, _ := p.await(over)
+	if resp.Error == nil || resp.Error.Code != -32600 || !strings.Contains(resp.Error.Message, "8 prompts queued") {
+		t.Fatalf("the ninth queued prompt: got %s, want -32600 naming the bound of 8", resp.raw)
+	}
+	p.send(`{"jsonrpc":"2.0","id":77,"method":"_reel/queued_prompt","params":{"requestId":"1001","request":{"sessionId":"` + sid + `","prompt":[]}}}`)
+	resp, _ = p.await(json.RawMessage(`77`))
+	if resp.Error == nil || resp.Error.Code != -32601 {
+		t.Fatalf("a client-sent internal method: got %s, want -32601", resp.raw)
+	}
+	waitGate(t, ws)
+	p.notify("session/cancel", map[string]any{"sessionId": sid})
+	_, got := responseOrder(p, append([]json.RawMessage{first}, queued...)...)
+	for id, f := range got {
+		if s := stopReason(t, f); s != "cancelled" {
+			t.Errorf("prompt %s: stopReason %q, want cancelled", id, s)
+		}
+	}
+}
+
+// TestSteeringEntersTheRunningTurn: _session/steering puts a message into
+// the running turn: answered "injected", it is on the log as a user
+// message at the turn's next step (before that step's model call, which
+// sees it), marked as steering; initialize advertises the extension. On
+// an idle session it is refused, or answered promptRequired when the
+// client asks so; malformed requests are invalid params.
+func TestSteeringEntersTheRunningTurn(t *testing.T) {
+	script := &standin.Script{Responses: []standin.Response{
+		gatedTurn(t),
+		{Text: "steered", Expect: &standin.Expect{LastUserContains: "use tabs"}},
+	}}
+	dir, ws, state := workspace(t)
+	url, _ := standinURL(t, script)
+	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "danger-full-access",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin")
+	res, _ := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var init struct {
+		Meta struct {
+			Steering struct {
+				Supported bool `json:"supported"`
+			} `json:"steering"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(res, &init); err != nil || !init.Meta.Steering.Supported {
+		t.Errorf("initialize does not advertise _meta.steering.supported: %s", res)
+	}
+	sid := p.newSession(ws)
+	steer := func(params map[string]any) frame {
+		f, _ := p.await(p.request("_session/steering", params))
+		return f
+	}
+	text := []any{map[string]any{"type": "text", "text": "use tabs"}}
+	idle := map[string]any{"steering": map[string]any{"idleBehavior": "promptRequired"}}
+	for _, tc := range []struct {
+		name   string
+		params map[string]any
+		code   int
+		frag   string
+		result string
+	}{
+		{"idle, promptRequired", map[string]any{"sessionId": sid, "prompt": text, "_meta": idle}, 0, "", `{"outcome":"promptRequired","reason":"noRunningTurn"}`},
+		{"idle", map[string]any{"sessionId": sid, "prompt": text}, -32600, "no turn is running", ""},
+		{"unknown session", map[string]any{"sessionId": "ghost", "prompt": text}, -32602, "unknown session", ""},
+		{"no blocks", map[string]any{"sessionId": sid, "prompt": []any{}}, -32602, "at least one text block", ""},
+		{"image block", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": "AA=="}}}, -32602, "text blocks", ""},
+		{"unknown idleBehavior", map[string]any{"sessionId": sid, "prompt": text, "_meta": map[string]any{"steering": map[string]any{"idleBehavior": "startNewTurn"}}}, -32602, "idleBehavior", ""},
+		{"no session", map[string]any{"prompt": text}, -32602, "sessionId is required", ""},
+	} {
+		f := steer(tc.params)
+		switch {
+		case tc.code == 0 && (f.Error != nil || string(f.Result) != tc.result):
+			t.Errorf("%s: got %s, want result %s", tc.name, f.raw, tc.result)
+		case tc.code != 0 && (f.Error == nil || f.Error.Code != tc.code || !strings.Contains(f.raw, tc.frag)):
+			t.Errorf("%s: got %s, want error %d with %q", tc.name, f.raw, tc.code, tc.frag)
+		}
+	}
+
+	a := p.request("session/prompt", promptParams(sid, "format the file"))
+	waitGate(t, ws)
+	f := steer(map[string]any{"sessionId": sid, "prompt": text})
+	if f.Error != nil || string(f.Result) != `{"outcome":"injected"}` {
+		t.Fatalf("steering a running turn: got %s, want injected", f.raw)
+	}
+	openGate(t, ws)
+	resp, _ := p.await(a)
+	if s := stopReason(t, resp); s != "end_turn" {
+		t.Fatalf("stopReason %q", s)
+	}
+	evs := logEvents(t, state, sid)
+	step := 0
+	found := false
+	for i := range evs {
+		switch evs[i].Type {
+		case sessionlog.TypeStepStart:
+			d, _ := sessionlog.DecodeData[sessionlog.StepData](&evs[i])
+			step = d.Step
+		case sessionlog.TypeUserMessage:
+			m, _ := sessionlog.DecodeData[sessionlog.UserMessage](&evs[i])
+			if len(m.Content) == 1 && m.Content[0].Text == "use tabs" {
+				found = true
+				if step != 2 || !strings.Contains(string(evs[i].Data), `"delivery":"steering"`) {
+					t.Errorf("the steering message entered at step %d with %s, want step 2 marked as steering", step, evs[i].Data)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the steering message is not on the log: %q", loggedUserTexts(t, evs))
+	}
+}
