@@ -117,6 +117,9 @@ type Session struct {
 	parentSess  *Session
 	background  bool
 	afterTurnOf *Session
+	// spent is what the session's model calls used, per model
+	// (agent/spent.go), kept by track; guarded by mu.
+	spent []ModelTokens
 }
 
 // fileObservations is a session's tools.Observations.
@@ -202,6 +205,8 @@ func (s *Session) checkpoint(ctx context.Context) error {
 // are appended (and, through catchUp, for a loaded log).
 func (s *Session) track(e *sessionlog.Event) {
 	switch e.Type {
+	case sessionlog.TypeAssistantMessage:
+		s.trackSpent(e)
 	case sessionlog.TypeSandboxMode:
 		if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil && d.Mode != "" {
 			s.curMode = sandbox.Mode(d.Mode)

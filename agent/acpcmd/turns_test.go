@@ -2,6 +2,9 @@ package acpcmd_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,5 +292,127 @@ func TestSteeringEntersTheRunningTurn(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the steering message is not on the log: %q", loggedUserTexts(t, evs))
+	}
+}
+
+// usageOf decodes the usage_update notifications among frames.
+func usageOf(t *testing.T, frames []frame) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, f := range frames {
+		if _, kind, _ := f.update(); kind != "usage_update" {
+			continue
+		}
+		var p struct {
+			Update map[string]any `json:"update"`
+		}
+		if err := json.Unmarshal(f.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Update)
+	}
+	return out
+}
+
+// TestCostAndTurnUsage: usage_update carries the session's cumulative
+// cost from the price table (the built-in one, then a --prices file that
+// overrides it), the prompt response carries the turn's token usage, and
+// a tool call's final update carries rawOutput. A price file that does
+// not parse stops reel at start with an error naming it.
+func TestCostAndTurnUsage(t *testing.T) {
+	usage := &standin.Usage{PromptTokens: 1000, CompletionTokens: 500, CacheHitTokens: 200}
+	for _, tc := range []struct {
+		name, prices string
+		amount       float64
+		currency     string
+	}{
+		{"built-in price", "", (800*1 + 200*0.1 + 500*2) / 1e6, "USD"},
+		{"price file", `{"models":{"standin":{"input":2,"cachedInput":0,"output":4,"currency":"EUR"}}}`, (800*2 + 500*4) / 1e6, "EUR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := &standin.Script{Responses: []standin.Response{
+				{ToolCalls: []standin.ToolCall{{ID: "e1", Name: "bash", Arguments: jsonArgs(t, map[string]any{"command": "echo hi", "description": "echo"})}}, Usage: usage},
+				{Text: "done", Usage: usage},
+			}}
+			dir, ws, state := workspace(t)
+			url, _ := standinURL(t, script)
+			args := []string{"acp", "--state-dir", state, "--mode", "danger-full-access", "--provider", "deepseek", "--base-url", url, "--model", "standin"}
+			if tc.prices != "" {
+				file := filepath.Join(dir, "prices.json")
+				if err := os.WriteFile(file, []byte(tc.prices), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, "--prices", file)
+			}
+			p := startProc(t, dir, baseEnv(t), args...)
+			p.initialize()
+			sid := p.newSession(ws)
+			resp, frames := p.await(p.request("session/prompt", promptParams(sid, "echo")))
+			if stopReason(t, resp) != "end_turn" {
+				t.Fatal(resp.raw)
+			}
+			ups := usageOf(t, frames)
+			if len(ups) != 2 {
+				t.Fatalf("%d usage updates, want 2", len(ups))
+			}
+			cost, _ := ups[1]["cost"].(map[string]any)
+			if amount, _ := cost["amount"].(float64); cost == nil || math.Abs(amount-2*tc.amount) > 1e-12 || cost["currency"] != tc.currency {
+				t.Errorf("last usage_update cost %v, want %v %s (two calls)", ups[1]["cost"], 2*tc.amount, tc.currency)
+			}
+			var r struct {
+				Usage map[string]int `json:"usage"`
+			}
+			_ = json.Unmarshal(resp.Result, &r)
+			if want := map[string]int{"inputTokens": 2000, "outputTokens": 1000, "cachedReadTokens": 400, "totalTokens": 3000}; !maps.Equal(r.Usage, want) {
+				t.Errorf("prompt response usage %v, want %v", r.Usage, want)
+			}
+			raw := ""
+			for _, f := range frames {
+				if strings.Contains(f.raw, `"status":"completed"`) && strings.Contains(f.raw, "tool_call_update") {
+					raw = f.raw
+				}
+			}
+			if !strings.Contains(raw, `"rawOutput":{"output":"hi\n`) {
+				t.Errorf("the completed tool_call_update has no rawOutput with the output: %s", raw)
+			}
+		})
+	}
+	t.Run("bad price file", func(t *testing.T) {
+		dir, _, state := workspace(t)
+		file := filepath.Join(dir, "prices.json")
+		if err := os.WriteFile(file, []byte(`{"models":{"m":{"input":-1,"cachedInput":0,"output":1,"currency":"USD"}}}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--standin", filepath.Join(dir, "none.json"), "--prices", file)
+		if code := p.finish(); code == 0 || !strings.Contains(p.stderr.String(), `model "m": "input" is -1`) {
+			t.Errorf("exit %d, stderr %s; want a failure naming the bad price", code, p.stderr.String())
+		}
+	})
+}
+
+// TestStepLimitStopsWithMaxTurnRequests: a model that keeps calling tools
+// is stopped at the step bound, and the prompt answers ACP's
+// max_turn_requests (before: a -32603 error "the turn exceeded 100 steps").
+func TestStepLimitStopsWithMaxTurnRequests(t *testing.T) {
+	var rs []standin.Response
+	for i := range 100 {
+		rs = append(rs, standin.Response{ToolCalls: []standin.ToolCall{{ID: fmt.Sprint("s", i), Name: "glob", Arguments: jsonArgs(t, map[string]any{"pattern": "*.none"})}}})
+	}
+	p, _, state, sid := turnsProc(t, &standin.Script{Responses: rs})
+	resp, _ := p.await(p.request("session/prompt", promptParams(sid, "loop forever")))
+	if s := stopReason(t, resp); s != "max_turn_requests" {
+		t.Fatalf("stopReason %q, want max_turn_requests", s)
+	}
+	ends := 0
+	for _, e := range logEvents(t, state, sid) {
+		if e.Type == sessionlog.TypeTurnEnd {
+			ends++
+			if !strings.Contains(string(e.Data), "STEP_LIMIT") {
+				t.Errorf("turn/end %s, want the end at the step limit", e.Data)
+			}
+		}
+	}
+	if ends != 1 {
+		t.Errorf("%d turn ends, want 1", ends)
 	}
 }

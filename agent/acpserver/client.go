@@ -88,7 +88,8 @@ func (u updates) ToolProgress(ctx context.Context, id, output string) {
 }
 
 // ToolEnd implements agent.Updates: the final status, the output and, for
-// a file change, its diff.
+// a file change, its diff; rawOutput is the result as the model got it
+// (rawOutput, turns.go).
 func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
 	status := acp.ToolCallStatusCompleted
 	if res.IsError {
@@ -102,7 +103,8 @@ func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
 			content = append(content, acp.ToolDiffContent(d.Path, d.NewText))
 		}
 	}
-	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content)))
+	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content),
+		acp.WithUpdateRawOutput(rawOutput(res))))
 }
 
 // Plan implements agent.Updates: the model's todo list as an ACP plan.
@@ -119,9 +121,9 @@ func (u updates) Plan(ctx context.Context, todos []tools.Todo) {
 }
 
 // Usage implements agent.Updates: a usage_update (context used of the
-// window; reel knows no prices, so no cost).
+// window, and the session's cost from the price table: turns.go).
 func (u updates) Usage(ctx context.Context, use agent.ContextUsage) {
-	u.send(ctx, acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{SessionUpdate: "usage_update", Used: use.Used, Size: use.Size}})
+	u.send(ctx, u.srv.usageUpdate(use))
 }
 
 func locations(locs []tools.Location) []acp.ToolCallLocation {

@@ -39,6 +39,9 @@ type Config struct {
 	KeyVar string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Prices is the price table usage_update's cost comes from (nil:
+	// DefaultPrices; turns.go).
+	Prices Prices
 }
 
 // Server implements the agent side of ACP over an engine.
@@ -376,11 +379,12 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 	if err != nil {
 		return acp.PromptResponse{}, err
 	}
+	before := s.Spent()
 	stop, err := s.Prompt(ctx, content, srv.client(s.ID()))
 	if err != nil {
 		return acp.PromptResponse{}, acpError(err)
 	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(stop), Usage: turnUsage(before, s.Spent())}, nil
 }
 
 // promptContent maps ACP prompt content onto the engine's: text as is, an
