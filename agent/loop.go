@@ -257,12 +257,13 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 		return llm.Request{}, err
 	}
 	var cfg struct {
-		Provider string `json:"provider"`
-		Model    string `json:"model"`
+		Provider        string `json:"provider"`
+		Model           string `json:"model"`
+		ReasoningEffort string `json:"reasoningEffort"`
 	}
 	_ = json.Unmarshal(h.Config, &cfg)
 	return llm.Request{
-		Provider: cfg.Provider, Model: cfg.Model,
+		Provider: cfg.Provider, Model: cfg.Model, ReasoningEffort: cfg.ReasoningEffort,
 		System: h.System, Tools: h.Tools,
 		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens, HeaderReason: reason, Memo: &s.memo,
 	}, nil

@@ -44,6 +44,8 @@ type Session struct {
 	curApproval string
 	// curModel is the last model/selected ("" until one is logged).
 	curModel string
+	// curEffort is the reasoning effort of the last model/selected.
+	curEffort string
 	// up is, for a subagent's session, the live session it was delegated
 	// from (nil: none live); ceiling is, for a child loaded with no live
 	// parent, the narrowest mode and policy its stored ancestors hold
@@ -217,7 +219,7 @@ func (s *Session) track(e *sessionlog.Event) {
 		}
 	case sessionlog.TypeModelSelected:
 		if d, err := sessionlog.DecodeData[sessionlog.ModelSelectedData](e); err == nil && d.Model != "" {
-			s.curModel = d.Model
+			s.curModel, s.curEffort = d.Model, d.ReasoningEffort
 		}
 	case sessionlog.TypeApprovalAsked:
 		if d, err := sessionlog.DecodeData[sessionlog.ApprovalAskedData](e); err == nil {

@@ -382,6 +382,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 	}
 	cfg.ImageInput = imageInput(o, cfg.Model)
 	cfg.ModelChoices = modelChoices(o, cfg.Model, len(o.Replay) > 0 || o.Standin != "")
+	cfg.ReasoningEfforts = reasoningEfforts(append([]string{cfg.Model}, cfg.ModelChoices...))
 	sb := newSandbox(env.Executable, log, o.Network == "on", o.StateDir, cfg.SpillDir)
 	// Every supervised process tree ends with the agent, and the
 	// sandbox's private temp dirs go with it.

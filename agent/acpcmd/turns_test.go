@@ -416,3 +416,130 @@ func TestStepLimitStopsWithMaxTurnRequests(t *testing.T) {
 		t.Errorf("%d turn ends, want 1", ends)
 	}
 }
+
+// configOf returns the current value of each config option in a result or
+// config_option_update holding "configOptions".
+func configOf(t *testing.T, raw json.RawMessage) map[string]string {
+	t.Helper()
+	var r struct {
+		ConfigOptions []struct {
+			ID           string `json:"id"`
+			CurrentValue string `json:"currentValue"`
+		} `json:"configOptions"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	out := map[string]string{}
+	for _, o := range r.ConfigOptions {
+		out[o.ID] = o.CurrentValue
+	}
+	return out
+}
+
+// configUpdates returns the config_option_update notifications among
+// frames, as option values.
+func configUpdates(t *testing.T, frames []frame) []map[string]string {
+	t.Helper()
+	var out []map[string]string
+	for _, f := range frames {
+		if _, kind, _ := f.update(); kind == "config_option_update" {
+			var p struct {
+				Update json.RawMessage `json:"update"`
+			}
+			_ = json.Unmarshal(f.Params, &p)
+			out = append(out, configOf(t, p.Update))
+		}
+	}
+	return out
+}
+
+// TestConfigOptions: the session's config options are its mode (mirrored
+// from the session mode), its model and the model's reasoning effort;
+// each can be set, the change is followed by config_option_update (also a
+// mode changed by session/set_mode), the legacy models field and
+// session/set_model work, and the effort reaches the next request's
+// header as a "change". Bad option ids and values are invalid params
+// naming what is offered.
+func TestConfigOptions(t *testing.T) {
+	script := &standin.Script{Responses: []standin.Response{{Text: "one"}}}
+	dir, ws, state := workspace(t)
+	url, _ := standinURL(t, script)
+	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "workspace-write",
+		"--provider", "openai", "--base-url", url, "--model", "standin", "--models", "standin,gpt-4.1")
+	p.initialize()
+	res, _ := p.call("session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})
+	if got, want := configOf(t, res), map[string]string{"mode": "workspace-write", "model": "standin", "reasoning_effort": "medium"}; !maps.Equal(got, want) {
+		t.Errorf("session/new config options %v, want %v", got, want)
+	}
+	var nr struct {
+		SessionID string `json:"sessionId"`
+		Models    struct {
+			CurrentModelID  string `json:"currentModelId"`
+			AvailableModels []struct {
+				ModelID string `json:"modelId"`
+			} `json:"availableModels"`
+		} `json:"models"`
+	}
+	_ = json.Unmarshal(res, &nr)
+	sid := nr.SessionID
+	if nr.Models.CurrentModelID != "standin" || len(nr.Models.AvailableModels) != 2 {
+		t.Errorf("legacy models field %s", res)
+	}
+	set := func(id, value string) (frame, []frame) {
+		return p.await(p.request("session/set_config_option", map[string]any{"sessionId": sid, "configId": id, "value": value}))
+	}
+	for _, tc := range []struct{ id, value, frag string }{
+		{"temperature", "1", `unknown config option \"temperature\"`},
+		{"reasoning_effort", "extreme", "offered: low, medium, high"},
+		{"mode", "yolo", "yolo"},
+		{"model", "gpt-9", "offered: standin, gpt-4.1"},
+	} {
+		f, _ := set(tc.id, tc.value)
+		if f.Error == nil || f.Error.Code != -32602 || !strings.Contains(f.raw, tc.frag) {
+			t.Errorf("%s=%s: got %s, want -32602 with %q", tc.id, tc.value, f.raw, tc.frag)
+		}
+	}
+	f, before := set("reasoning_effort", "high")
+	if f.Error != nil || configOf(t, f.Result)["reasoning_effort"] != "high" {
+		t.Fatalf("setting the effort: %s", f.raw)
+	}
+	f, more := set("mode", "read-only")
+	if f.Error != nil || configOf(t, f.Result)["mode"] != "read-only" {
+		t.Fatalf("setting the mode: %s", f.raw)
+	}
+	modeUpdated := false
+	for _, fr := range more {
+		if _, kind, _ := fr.update(); kind == "current_mode_update" {
+			modeUpdated = true
+		}
+	}
+	if !modeUpdated {
+		t.Error("the mode option changed the mode without current_mode_update")
+	}
+	_, after := p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "workspace-write"})
+	ups := configUpdates(t, slices.Concat(before, more, after))
+	if len(ups) != 3 || ups[0]["reasoning_effort"] != "high" || ups[1]["mode"] != "read-only" || ups[2]["mode"] != "workspace-write" {
+		t.Errorf("config_option_updates %v, want effort high, then mode read-only, then workspace-write from set_mode", ups)
+	}
+	if stop, _ := p.prompt(sid, "hi"); stop != "end_turn" {
+		t.Fatalf("stopReason %q", stop)
+	}
+	var header string
+	for _, e := range logEvents(t, state, sid) {
+		if e.Type == sessionlog.TypeRequestHeader {
+			header = string(e.Data)
+		}
+	}
+	if !strings.Contains(header, `"reasoningEffort":"high"`) {
+		t.Errorf("the request header does not carry the effort: %.300s", header)
+	}
+	_, legacy := p.call("session/set_model", map[string]any{"sessionId": sid, "modelId": "gpt-4.1"})
+	if ups := configUpdates(t, legacy); len(ups) != 1 || ups[0]["model"] != "gpt-4.1" {
+		t.Errorf("session/set_model: config_option_updates %v, want the model gpt-4.1", ups)
+	}
+	f, _ = set("reasoning_effort", "low")
+	if f.Error == nil || !strings.Contains(f.raw, "takes no reasoning effort") {
+		t.Errorf("effort on a model without efforts: %s", f.raw)
+	}
+}

@@ -311,7 +311,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	// pending: their updates go to this session too.
 	s.SetClient(srv.client(s.ID()))
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s), Models: legacyModels(s)}, nil
 }
 
 // unsupportedDirs refuses ACP's (unstable) additionalDirectories: a
@@ -350,7 +350,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		srv.updates(s.ID()).Title(ctx, t)
 	}
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
-	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
+	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s), Models: legacyModels(s)}, nil
 }
 
 // Prompt implements acp.Agent. ctx is cancelled by session/cancel.
@@ -476,6 +476,8 @@ func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeReque
 		return acp.SetSessionModeResponse{}, acpError(err)
 	}
 	srv.notify(ctx, s.ID(), acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	// The mode option mirrors the mode (models.go).
+	srv.configUpdate(ctx, s)
 	return acp.SetSessionModeResponse{}, nil
 }
 
