@@ -382,6 +382,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}
+	if d.sc.Input.Models != "" {
+		args = append(args, "--models", d.sc.Input.Models)
+	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
 		if d.r.StandinURL != "" {

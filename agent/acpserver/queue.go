@@ -25,7 +25,8 @@ import (
 // session/cancel cancels the running turn and every prompt queued behind
 // it on that session, as claude-agent-acp does: each queued prompt is
 // answered with stopReason "cancelled" without running (nothing of it
-// reaches the log). The cancel is applied when its frame is read, so it
+// reaches the log), in its place in the queue (after the running prompt's
+// answer), so answers always come in the order the prompts were sent. The cancel is applied when its frame is read, so it
 // reaches exactly the prompts read before it; a prompt read after it is
 // queued anew. At most maxQueued prompts wait behind the running one; one
 // more is refused with invalid request (-32600) naming the bound.
@@ -168,8 +169,11 @@ func (f *inflight) headOf(sid string) string {
 }
 
 // waitTurn waits until queued prompt id of session sid is at the head of
-// its queue, then records stop as its turn's cancel. It reports false when
-// the prompt was cancelled first (or ctx ended).
+// its queue (every prompt read before it was answered), then records stop
+// as its turn's cancel. It reports false when the prompt was cancelled
+// (it is then answered in its place in the queue, after the prompts
+// before it, so answers keep the order prompts were sent in) or ctx
+// ended.
 func (f *inflight) waitTurn(ctx context.Context, sid, id string, stop context.CancelFunc) bool {
 	for {
 		f.mu.Lock()
@@ -184,10 +188,14 @@ func (f *inflight) waitTurn(ctx context.Context, sid, id string, stop context.Ca
 			}
 		}
 		switch {
-		case me == nil || me.cancelled:
+		case me == nil:
 			f.mu.Unlock()
 			return false
 		case q.order[0] == me:
+			if me.cancelled {
+				f.mu.Unlock()
+				return false
+			}
 			me.stop = stop
 			f.mu.Unlock()
 			return true

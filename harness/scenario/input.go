@@ -27,12 +27,14 @@ const (
 	fSession     = "session"
 	fMode        = "mode"
 	fExpectError = "expectError"
+	fConfigID    = "configId"
+	fValue       = "value"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -62,8 +64,11 @@ type Step struct {
 	Session int
 	// Mode is the session mode id for OpSetMode.
 	Mode string
+	// ConfigID and Value are the config option and its value for
+	// OpSetConfigOption.
+	ConfigID, Value string
 	// ExpectError says the agent must answer the step's request with a
-	// JSON-RPC error (OpPrompt, OpLoadSession).
+	// JSON-RPC error (OpPrompt, OpLoadSession, OpSetConfigOption).
 	ExpectError bool
 }
 
@@ -115,7 +120,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		case fWaitForFile:
 			v, present = s.WaitForFile, present || s.WaitForFile != nil
 		case fPath:
-			v = s.Path
+			v, present = s.Path, present || s.Path != ""
 		case fWaitForText:
 			v = s.WaitForText
 		case fMinimumTurn:
@@ -128,6 +133,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v, present = s.Session, present || s.Session != 0
 		case fMode:
 			v = s.Mode
+		case fConfigID:
+			v = s.ConfigID
+		case fValue:
+			v = s.Value
 		case fExpectError:
 			v, present = s.ExpectError, s.ExpectError
 		}
@@ -251,6 +260,9 @@ type Input struct {
 	// declares the run's model image-capable (the stand-in takes images as
 	// the reference's snapshot catalogs declare theirs); "" for auto.
 	ImageInput string `json:"imageInput,omitempty"`
+	// Models is reel acp's --models: the models a client may pick per
+	// session ("" for reel's default).
+	Models string `json:"models,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -270,7 +282,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "mcpServers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -317,6 +329,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Network, err = m.Value.NonEmpty()
 		case "imageInput":
 			in.ImageInput, err = m.Value.NonEmpty()
+		case "models":
+			in.Models, err = m.Value.NonEmpty()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
@@ -463,6 +477,10 @@ func step(v strictjson.Value) (Step, error) {
 			s.Session, err = m.Value.Int(0)
 		case fMode:
 			s.Mode, err = m.Value.NonEmpty()
+		case fConfigID:
+			s.ConfigID, err = m.Value.NonEmpty()
+		case fValue:
+			s.Value, err = m.Value.NonEmpty()
 		case fExpectError:
 			s.ExpectError, err = m.Value.Bool()
 		}
