@@ -15,7 +15,7 @@ import (
 func TestParsePrices(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, err string
-		want         Prices
+		want          Prices
 	}{
 		{"one model", `{"models":{"m":{"input":1,"cachedInput":0.5,"output":2,"currency":"EUR"}}}`, "", Prices{"m": {1, 0.5, 2, "EUR"}}},
 		{"no models", `{"models":{}}`, "", Prices{}},
