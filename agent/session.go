@@ -120,8 +120,10 @@ type Session struct {
 	background  bool
 	afterTurnOf *Session
 	// spent is what the session's model calls used, per model
-	// (agent/spent.go), kept by track; guarded by mu.
-	spent []ModelTokens
+	// (agent/spent.go), kept by track with callModel, the model of the
+	// last request/context; guarded by mu.
+	spent     []ModelTokens
+	callModel string
 }
 
 // fileObservations is a session's tools.Observations.
@@ -207,6 +209,10 @@ func (s *Session) checkpoint(ctx context.Context) error {
 // are appended (and, through catchUp, for a loaded log).
 func (s *Session) track(e *sessionlog.Event) {
 	switch e.Type {
+	case sessionlog.TypeRequestContext:
+		if d, err := sessionlog.DecodeData[sessionlog.RequestContextData](e); err == nil {
+			s.callModel = d.Model
+		}
 	case sessionlog.TypeAssistantMessage:
 		s.trackSpent(e)
 	case sessionlog.TypeSandboxMode:

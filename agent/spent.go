@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 
@@ -55,22 +56,23 @@ func SpentTotal(ms []ModelTokens) TokenCount {
 	return t
 }
 
+// usageKey is the member of an assistant/message that holds its usage.
+var usageKey = []byte(`"usage":`)
+
 // trackSpent adds an assistant/message's usage to the session's spent
-// tokens (with s.mu held, from track).
+// tokens, for the model of the call's request/context (with s.mu held,
+// from track). The usage member follows the message (AppendJSON's
+// layout), and inside the message's strings a quote is always escaped, so
+// the last "usage" key is the message's own: only that tail is decoded,
+// not the message's content (a load of a long session reads each
+// assistant message once more otherwise).
 func (s *Session) trackSpent(e *sessionlog.Event) {
-	var d struct {
-		Message struct {
-			Source struct {
-				Model string `json:"model"`
-			} `json:"source"`
-		} `json:"message"`
-		Usage json.RawMessage `json:"usage"`
-	}
-	if json.Unmarshal(e.Data, &d) != nil || len(d.Usage) == 0 {
+	i := bytes.LastIndex(e.Data, usageKey)
+	if i < 0 {
 		return
 	}
 	var u llm.Usage
-	if json.Unmarshal(d.Usage, &u) != nil {
+	if json.NewDecoder(bytes.NewReader(e.Data[i+len(usageKey):])).Decode(&u) != nil {
 		return
 	}
 	c := TokenCount{Input: u.InputTokens, Output: u.OutputTokens, Calls: 1}
@@ -80,7 +82,7 @@ func (s *Session) trackSpent(e *sessionlog.Event) {
 	if u.ReasoningTokens != nil {
 		c.Reasoning = *u.ReasoningTokens
 	}
-	model := d.Message.Source.Model
+	model := s.callModel
 	for i := range s.spent {
 		if s.spent[i].Model == model {
 			s.spent[i].TokenCount = s.spent[i].Add(c)
