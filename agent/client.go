@@ -46,9 +46,11 @@ type Updates interface {
 	Title(ctx context.Context, t Title)
 }
 
-// ContextUsage is the context window's use: Used tokens of Size.
+// ContextUsage is the context window's use: Used tokens of Size. Spent is
+// what the session's model calls used so far, per model (Session.Spent).
 type ContextUsage struct {
 	Used, Size int
+	Spent      []ModelTokens
 }
 
 // ToolCall describes one tool call as the model made it.
@@ -135,6 +137,9 @@ const (
 	StopMaxTokens StopReason = "max_tokens"
 	StopRefusal   StopReason = "refusal"
 	StopCancelled StopReason = "cancelled"
+	// StopMaxTurnRequests: the turn reached the engine's bound on its
+	// steps (model requests) and was stopped.
+	StopMaxTurnRequests StopReason = "max_turn_requests"
 )
 
 // Errors the engine returns for a caller's mistake, matched with

@@ -172,6 +172,10 @@ type Config struct {
 	// ModelChoices are the models a client may pick for a session
 	// (Session.SetModel); none offers no choice.
 	ModelChoices []string
+	// ReasoningEfforts are, per model name, the reasoning efforts a client
+	// may pick for a session using that model (agent/effort.go); a model
+	// not in it offers none.
+	ReasoningEfforts map[string][]string
 	// MCP connects the MCP servers a client passes with a session; nil
 	// connects them live with package mcp.
 	MCP MCPConnector

@@ -109,6 +109,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 		}
 	}
 	if use, ok := lastUsage(events, s.contextWindow()); ok {
+		use.Spent = s.Spent()
 		u.Usage(ctx, use)
 	}
 }

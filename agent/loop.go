@@ -47,8 +47,10 @@ func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) (end 
 	}()
 	for step := 1; ; step++ {
 		if step > maxSteps {
+			// The log records the limit as the turn's failure (code
+			// STEP_LIMIT); the client is told ACP's max_turn_requests.
 			msg := fmt.Sprintf("the turn exceeded %d steps", maxSteps)
-			return turnEnd{reason: sessionlog.Failed(msg, "STEP_LIMIT"), err: errors.New("turn failed: " + msg)}
+			return turnEnd{reason: sessionlog.Failed(msg, "STEP_LIMIT"), stop: StopMaxTurnRequests}
 		}
 		end, more := r.step(ctx, step, pending)
 		pending, r.next = r.next, nil
@@ -137,7 +139,9 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 		return failEnd(err), false
 	}
 	if u := res.asm.Usage(); u != nil {
-		r.c.Updates.Usage(ctx, contextUsage(u, r.s.contextWindow()))
+		use := contextUsage(u, r.s.contextWindow())
+		use.Spent = s.Spent()
+		r.c.Updates.Usage(ctx, use)
 	}
 	calls := res.asm.ToolCalls()
 	// A response cut at the token limit may end in a truncated tool call:
@@ -253,12 +257,13 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 		return llm.Request{}, err
 	}
 	var cfg struct {
-		Provider string `json:"provider"`
-		Model    string `json:"model"`
+		Provider        string `json:"provider"`
+		Model           string `json:"model"`
+		ReasoningEffort string `json:"reasoningEffort"`
 	}
 	_ = json.Unmarshal(h.Config, &cfg)
 	return llm.Request{
-		Provider: cfg.Provider, Model: cfg.Model,
+		Provider: cfg.Provider, Model: cfg.Model, ReasoningEffort: cfg.ReasoningEffort,
 		System: h.System, Tools: h.Tools,
 		Messages: cur.Messages, MaxTokens: e.cfg.MaxTokens, HeaderReason: reason, Memo: &s.memo,
 	}, nil

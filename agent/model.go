@@ -46,7 +46,12 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 	if model == s.model() {
 		return nil
 	}
-	if _, err := s.emit(ctx, s.eng.now(), sessionlog.TypeModelSelected, sessionlog.ModelSelectedData{Model: model, Source: "client"}, nil, nil); err != nil {
+	// The effort carries over to a model that takes it.
+	effort, _ := s.ReasoningEffort()
+	if !slices.Contains(s.eng.cfg.ReasoningEfforts[model], effort) {
+		effort = ""
+	}
+	if _, err := s.emit(ctx, s.eng.now(), sessionlog.TypeModelSelected, sessionlog.ModelSelectedData{Model: model, Source: "client", ReasoningEffort: effort}, nil, nil); err != nil {
 		return err
 	}
 	if err := s.checkpoint(ctx); err != nil {
@@ -59,7 +64,9 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 // requestContext is the data of request/context (and the call config of
 // request headers): the provider and the session's model.
 func (s *Session) requestContext() sessionlog.RequestContextData {
-	return sessionlog.RequestContextData{Provider: s.eng.cfg.Provider, Model: s.model()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sessionlog.RequestContextData{Provider: s.eng.cfg.Provider, Model: s.modelLocked(), ReasoningEffort: s.curEffort}
 }
 
 // contextWindow is the configured window, else a default for the

@@ -51,6 +51,8 @@ type Session struct {
 	curApproval string
 	// curModel is the last model/selected ("" until one is logged).
 	curModel string
+	// curEffort is the reasoning effort of the last model/selected.
+	curEffort string
 	// up is, for a subagent's session, the live session it was delegated
 	// from (nil: none live); ceiling is, for a child loaded with no live
 	// parent, the narrowest mode and policy its stored ancestors hold
@@ -126,6 +128,11 @@ type Session struct {
 	parentSess  *Session
 	background  bool
 	afterTurnOf *Session
+	// spent is what the session's model calls used, per model
+	// (agent/spent.go), kept by track with callModel, the model of the
+	// last request/context; guarded by mu.
+	spent     []ModelTokens
+	callModel string
 }
 
 // fileObservations is a session's tools.Observations.
@@ -211,6 +218,12 @@ func (s *Session) checkpoint(ctx context.Context) error {
 // are appended (and, through catchUp, for a loaded log).
 func (s *Session) track(e *sessionlog.Event) {
 	switch e.Type {
+	case sessionlog.TypeRequestContext:
+		if d, err := sessionlog.DecodeData[sessionlog.RequestContextData](e); err == nil {
+			s.callModel = d.Model
+		}
+	case sessionlog.TypeAssistantMessage:
+		s.trackSpent(e)
 	case sessionlog.TypeSandboxMode:
 		if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil && d.Mode != "" {
 			s.curMode = sandbox.Mode(d.Mode)
@@ -221,7 +234,7 @@ func (s *Session) track(e *sessionlog.Event) {
 		}
 	case sessionlog.TypeModelSelected:
 		if d, err := sessionlog.DecodeData[sessionlog.ModelSelectedData](e); err == nil && d.Model != "" {
-			s.curModel = d.Model
+			s.curModel, s.curEffort = d.Model, d.ReasoningEffort
 		}
 	case sessionlog.TypeApprovalAsked:
 		if d, err := sessionlog.DecodeData[sessionlog.ApprovalAskedData](e); err == nil {

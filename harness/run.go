@@ -408,6 +408,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 		}
 		args = append(args, "--lsp-server", string(spec))
 	}
+	if d.sc.Input.Models != "" {
+		args = append(args, "--models", d.sc.Input.Models)
+	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
 		if d.r.StandinURL != "" {

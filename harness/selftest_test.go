@@ -238,7 +238,7 @@ func TestSuiteSelfCheck(t *testing.T) {
 			edit(t, tr.transcript(selfScenario), func(s string) string {
 				return strings.Replace(s, `"stopReason":"end_turn"`, `"stopReason":"max_tokens"`, 1)
 			})
-			return want{failures: [][]string{{"transcript: ", tr.transcript(selfScenario) + " differs", "@@ line", `- {"jsonrpc":"2.0","id":3,"result":{"stopReason":"max_tokens"}}`, `+ {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`}}}
+			return want{failures: [][]string{{"transcript: ", tr.transcript(selfScenario) + " differs", "@@ line", `- {"jsonrpc":"2.0","id":3,"result":{"stopReason":"max_tokens",`, `+ {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn",`}}}
 		}},
 		{"tampered session log", func(t *testing.T, tr tree) want {
 			path := filepath.Join(tr.scenario(selfScenario), "session.jsonl")

@@ -229,9 +229,12 @@ type RequestContextData struct {
 	Provider      string `json:"provider"`
 	Model         string `json:"model"`
 	ContextWindow int    `json:"contextWindow,omitempty"`
+	// ReasoningEffort is the reasoning effort the calls ask for (reel's
+	// own call option, absent when the provider's default applies).
+	ReasoningEffort string `json:"reasoningEffort,omitempty"`
 }
 
-// AppendJSON appends {"provider","model","contextWindow"?}.
+// AppendJSON appends {"provider","model","contextWindow"?,"reasoningEffort"?}.
 func (d RequestContextData) AppendJSON(b []byte) []byte {
 	b = append(b, `{"provider":`...)
 	b = AppendString(b, d.Provider)
@@ -240,6 +243,10 @@ func (d RequestContextData) AppendJSON(b []byte) []byte {
 	if d.ContextWindow != 0 {
 		b = append(b, `,"contextWindow":`...)
 		b = strconv.AppendInt(b, int64(d.ContextWindow), 10)
+	}
+	if d.ReasoningEffort != "" {
+		b = append(b, `,"reasoningEffort":`...)
+		b = AppendString(b, d.ReasoningEffort)
 	}
 	return append(b, '}')
 }

@@ -136,6 +136,9 @@ type Options struct {
 	// calls from a file instead of the recorded titles.
 	NoTitleModel        bool
 	ReplayTitleOverride string
+	// Prices is a price file overriding the built-in price table
+	// (--prices; acpserver.ParsePrices).
+	Prices string
 	// ReplayMatch is how much of each model request a replay compares with
 	// the recorded one: full, messages or off (replay.MatchModes).
 	ReplayMatch string
@@ -257,6 +260,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.ModelList, "models", "", "comma-separated `MODELS` an editor may pick per session (its model picker); default: the provider's known models when --model is one of them, else none")
 	fs.Var((*multiFlag)(&o.MCPTrust), "mcp-trust", "run the tools of the MCP server `NAME` (as the editor names it) without asking; \"*\" trusts every server (repeatable)")
 	fs.StringVar(&o.ImageInput, "image-input", "auto", "whether the model takes images (prompt images, read_image): auto (by model name: deepseek-v4-flash-vision-exp, gpt-4o, gpt-4.1, gpt-5, …), on or off")
+	fs.StringVar(&o.Prices, "prices", "", "price table `FILE` for usage_update's cost (docs/cost.md): {\"models\":{NAME:{\"input\",\"cachedInput\",\"output\" per million tokens,\"currency\"}}}, overriding the built-in prices")
 	fs.StringVar(&o.Standin, "standin", "", "serve the stand-in script `SCRIPT` (the format of reel standin) in process on 127.0.0.1 and use it as the model; no key needed")
 	// The flag package prints nothing itself: a mistake is one line on
 	// stderr (from main), and -h is the help, on stdout, with exit 0.
@@ -398,6 +402,9 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg.Store, cfg.Logger = store, log
 	cfg.Hooks, cfg.Notices = loadHooks(o, log)
 	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
+	if acfg.Prices, err = loadPrices(o.Prices); err != nil {
+		return err
+	}
 	if len(o.Replay) > 0 {
 		models, provider, model, logs, err := replayModels(o.Replay, o.ReplayOverride)
 		if err != nil {
@@ -444,6 +451,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg.ImageInput = imageInput(o, cfg.Model)
 	cfg.ModelChoices = modelChoices(o, cfg.Model, len(o.Replay) > 0 || o.Standin != "")
 	sb := newSandbox(env.Executable, log, o.Network == "on", o.MissingSandboxRunner, o.StateDir, cfg.SpillDir)
+	cfg.ReasoningEfforts = reasoningEfforts(append([]string{cfg.Model}, cfg.ModelChoices...))
 	// Every supervised process tree ends with the agent, and the
 	// sandbox's private temp dirs go with it.
 	defer sb.Close()

@@ -41,7 +41,8 @@ func TestBadInputKeepsServing(t *testing.T) {
 		t.Fatalf("session id %q, want S1", sid)
 	}
 
-	var hung json.RawMessage // id of the prompt left hanging by the busy case
+	var hung json.RawMessage     // id of the prompt left hanging by the queue-bound case
+	var queued []json.RawMessage // ids of the prompts queued behind it
 	tests := []struct {
 		name  string
 		setup func()
@@ -74,18 +75,24 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{name: "session/new sent as a notification", frame: `{"jsonrpc":"2.0","method":"session/new","params":{"cwd":"` + ws + `","mcpServers":[]}}`, noReply: true},
 		{name: "session/new with a null id", frame: `{"jsonrpc":"2.0","id":null,"method":"session/new","params":{"cwd":"` + ws + `","mcpServers":[]}}`, noReply: true},
 		{
-			name: "prompt while a prompt runs",
+			name: "prompt over the queue bound while a prompt runs",
 			setup: func() {
 				hung = p.request("session/prompt", promptParams("S1", "This prompt hangs."))
 				p.waitUpdate("agent_message_chunk", "partial")
+				queued = nil
+				for range 8 {
+					queued = append(queued, p.request("session/prompt", promptParams("S1", "queued")))
+				}
 			},
 			frame: `{"jsonrpc":"2.0","id":18,"method":"session/prompt","params":{"sessionId":"S1","prompt":[{"type":"text","text":"REFUSED PROMPT"}]}}`,
-			id:    `18`, code: -32600, frag: "busy",
+			id:    `18`, code: -32600, frag: "8 prompts queued",
 			after: func() {
 				p.notify("session/cancel", map[string]any{"sessionId": "S1"})
-				resp, _ := p.await(hung)
-				if resp.Error != nil || !strings.Contains(string(resp.Result), `"stopReason":"cancelled"`) {
-					t.Errorf("the hung prompt ended with %s, want stopReason cancelled", resp.raw)
+				for _, id := range append([]json.RawMessage{hung}, queued...) {
+					resp, _ := p.await(id)
+					if resp.Error != nil || !strings.Contains(string(resp.Result), `"stopReason":"cancelled"`) {
+						t.Errorf("prompt %s ended with %s, want stopReason cancelled", id, resp.raw)
+					}
 				}
 			},
 		},

@@ -30,10 +30,11 @@ func TestModelPicker(t *testing.T) {
 		SessionID     string            `json:"sessionId"`
 		ConfigOptions []json.RawMessage `json:"configOptions"`
 	}
-	if err := json.Unmarshal(res, &created); err != nil || len(created.ConfigOptions) != 1 {
+	// The options: the mode (mirrored), then the model.
+	if err := json.Unmarshal(res, &created); err != nil || len(created.ConfigOptions) != 2 {
 		t.Fatalf("session/new %s", res)
 	}
-	opt := string(created.ConfigOptions[0])
+	opt := string(created.ConfigOptions[1])
 	for _, want := range []string{`"id":"model"`, `"category":"model"`, `"currentValue":"small"`, `"value":"small"`, `"value":"large"`} {
 		if !strings.Contains(opt, want) {
 			t.Errorf("config option %s lacks %s", opt, want)

@@ -100,7 +100,8 @@ func (u updates) ToolProgress(ctx context.Context, id, output string) {
 }
 
 // ToolEnd implements agent.Updates: the final status, the output and, for
-// a file change, its diff.
+// a file change, its diff; rawOutput is the result as the model got it
+// (rawOutput, turns.go).
 func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
 	u.send(ctx, toolEndUpdate(id, res))
 }
@@ -119,7 +120,8 @@ func toolEndUpdate(id string, res tools.Result) acp.SessionUpdate {
 			content = append(content, acp.ToolDiffContent(d.Path, d.NewText))
 		}
 	}
-	return acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content))
+	return acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content),
+		acp.WithUpdateRawOutput(rawOutput(res)))
 }
 
 // Plan implements agent.Updates: the model's todo list as an ACP plan.
@@ -139,9 +141,9 @@ func planUpdate(todos []tools.Todo) acp.SessionUpdate {
 }
 
 // Usage implements agent.Updates: a usage_update (context used of the
-// window; reel knows no prices, so no cost).
+// window, and the session's cost from the price table: turns.go).
 func (u updates) Usage(ctx context.Context, use agent.ContextUsage) {
-	u.send(ctx, acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{SessionUpdate: "usage_update", Used: use.Used, Size: use.Size}})
+	u.send(ctx, u.srv.usageUpdate(use))
 }
 
 func locations(locs []tools.Location) []acp.ToolCallLocation {

@@ -211,26 +211,15 @@ type inflight struct {
 	cond    *sync.Cond
 	pending map[string]int
 	prompts map[string]string // request id → session of an unanswered prompt
-	busy    map[string]bool   // sessions with an unanswered prompt
+	// queues holds each session's unanswered prompts in arrival order
+	// (queue.go).
+	queues map[string]*sessionPrompts
 }
 
 func newInflight() *inflight {
-	f := &inflight{pending: map[string]int{}, prompts: map[string]string{}, busy: map[string]bool{}}
+	f := &inflight{pending: map[string]int{}, prompts: map[string]string{}, queues: map[string]*sessionPrompts{}}
 	f.cond = sync.NewCond(&f.mu)
 	return f
-}
-
-// startPrompt records prompt request id on session. It reports false, and
-// records nothing, when the session already has an unanswered prompt.
-func (f *inflight) startPrompt(id, session string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.busy[session] {
-		return false
-	}
-	f.busy[session] = true
-	f.prompts[id] = session
-	return true
 }
 
 func (f *inflight) start(id string) {
@@ -239,14 +228,14 @@ func (f *inflight) start(id string) {
 	f.mu.Unlock()
 }
 
-// answering marks the session of prompt id, about to be answered, as no
-// longer busy.
+// answering takes prompt id, about to be answered, off its session's
+// queue: the next prompt there may run.
 func (f *inflight) answering(id string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if s, ok := f.prompts[id]; ok {
 		delete(f.prompts, id)
-		delete(f.busy, s)
+		f.leaveLocked(id, s)
 	}
 }
 
@@ -345,14 +334,25 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			if lw, ok := f.out.(*lockedWriter); ok {
 				lw.nudge()
 			}
+			// The prompts queued before it are cancelled now, in frame
+			// order (queue.go).
+			f.inflight.cancelQueued(cancelSession(line))
 		}
 		if id, method, ok := requestID(line); ok {
-			// A second prompt on a session must not reach the SDK: it
-			// cancels the running prompt of that session before the
-			// agent could refuse it.
-			if sid := promptSession(line, method); sid != "" && !f.inflight.startPrompt(id, sid) {
-				f.reject(rejectedID(line, -32600), line, -32600, "Invalid request: session "+sid+" is busy with another prompt; cancel it or wait")
+			if method == queuedMethod {
+				f.reject(rejectedID(line, -32601), line, -32601, "Method not found: "+queuedMethod+" is internal to reel")
 				continue
+			}
+			// A prompt behind another on its session must not reach the
+			// SDK as session/prompt: it would cancel the running one. It
+			// is queued (queue.go).
+			if sid := promptSession(line, method); sid != "" {
+				admitted, code, msg := f.inflight.admit(line, id, sid)
+				if code != 0 {
+					f.reject(rejectedID(line, code), line, code, msg)
+					continue
+				}
+				line = admitted
 			}
 			f.inflight.start(id)
 			switch method {
@@ -725,17 +725,8 @@ func (u updates) Title(ctx context.Context, t agent.Title) {
 	u.send(ctx, titleUpdate(t))
 }
 
-// promptOf is the id of session's unanswered prompt ("" when none).
-func (f *inflight) promptOf(session string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for id, s := range f.prompts {
-		if s == session {
-			return id
-		}
-	}
-	return ""
-}
+// promptOf is the id of session's running prompt ("" when none).
+func (f *inflight) promptOf(session string) string { return f.headOf(session) }
 
 // waitAnswered blocks until request id was answered or ctx is done.
 func (f *inflight) waitAnswered(ctx context.Context, id string) {

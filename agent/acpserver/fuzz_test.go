@@ -29,6 +29,16 @@ func FuzzACPInput(f *testing.F) {
 		"{not json\n[1,2]\n\"x\"\n",
 		`{"jsonrpc":"1.0","id":1,"method":"initialize"}` + "\n",
 		`{"jsonrpc":"2.0","id":{"a":1},"method":"session/load","params":{"sessionId":"../etc","cwd":"/","mcpServers":[]}}` + "\n",
+		// Queued prompts, steering and config options (queue.go,
+		// steering.go, models.go).
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}` + "\n" +
+			`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"fz","prompt":[{"type":"text","text":"a"}]}}` + "\n" +
+			`{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"fz","prompt":[{"type":"text","text":"b"}]}}` + "\n" +
+			`{"jsonrpc":"2.0","id":5,"method":"_session/steering","params":{"sessionId":"fz","prompt":[{"type":"text","text":"c"}]}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"fz"}}` + "\n",
+		`{"jsonrpc":"2.0","id":7,"method":"_reel/queued_prompt","params":{"requestId":"7","request":{}}}` + "\n",
+		`{"jsonrpc":"2.0","id":8,"method":"session/set_config_option","params":{"sessionId":"fz","configId":"reasoning_effort","value":"high"}}` + "\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

@@ -39,6 +39,9 @@ type Config struct {
 	KeyVar string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Prices is the price table usage_update's cost comes from (nil:
+	// DefaultPrices; turns.go).
+	Prices Prices
 }
 
 // Server implements the agent side of ACP over an engine.
@@ -176,6 +179,9 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 			McpCapabilities:     mcpCapabilities,
 		},
 		AuthMethods: srv.authMethods(),
+		// The steering extension (steering.go), where claude-agent-acp
+		// and codex-acp advertise it.
+		Meta: steeringMeta(),
 	}, nil
 }
 
@@ -315,7 +321,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	// pending: their updates go to this session too.
 	s.SetClient(srv.client(s.ID()))
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
-	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
+	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s), Models: legacyModels(s)}, nil
 }
 
 // unsupportedDirs refuses ACP's (unstable) additionalDirectories: a
@@ -360,7 +366,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 		srv.updates(s.ID()).Title(ctx, t)
 	}
 	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
-	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
+	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s), Models: legacyModels(s)}, nil
 }
 
 // Prompt implements acp.Agent. ctx is cancelled by session/cancel.
@@ -389,6 +395,7 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 	if err != nil {
 		return acp.PromptResponse{}, err
 	}
+	before := s.Spent()
 	stop, err := s.Prompt(ctx, content, srv.client(s.ID()))
 	if err != nil {
 		return acp.PromptResponse{}, acpError(err)
@@ -399,7 +406,7 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		// log's turn/end still says max-tokens.
 		stop = agent.StopEndTurn
 	}
-	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
+	return acp.PromptResponse{StopReason: acp.StopReason(stop), Usage: turnUsage(before, s.Spent())}, nil
 }
 
 // promptContent maps ACP prompt content onto the engine's: text as is, an
@@ -491,6 +498,8 @@ func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeReque
 		return acp.SetSessionModeResponse{}, acpError(err)
 	}
 	srv.notify(ctx, s.ID(), acp.SessionUpdate{CurrentModeUpdate: &acp.SessionCurrentModeUpdate{CurrentModeId: p.ModeId}})
+	// The mode option mirrors the mode (models.go).
+	srv.configUpdate(ctx, s)
 	return acp.SetSessionModeResponse{}, nil
 }
 

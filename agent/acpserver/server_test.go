@@ -465,12 +465,14 @@ func gatedStream(release <-chan struct{}) func(http.Handler) http.Handler {
 }
 
 // TestPromptWhileBusy: a second prompt on a session whose prompt is still
-// running is refused with "busy", and so is closing the session; the
-// running prompt is not disturbed (it finishes normally once the model
-// continues), and afterwards the session takes prompts and closes.
+// running is queued (queue.go), closing the session is refused with
+// "busy"; the running prompt is not disturbed (it finishes normally once
+// the model continues), the queued one runs after it, and afterwards the
+// session takes prompts and closes.
 func TestPromptWhileBusy(t *testing.T) {
 	release := make(chan struct{})
-	m := newModel(t, gatedStream(release), standin.Response{Text: "after", Expect: &standin.Expect{LastUserContains: "Now answer"}})
+	m := newModel(t, gatedStream(release), standin.Response{Text: "queued", Expect: &standin.Expect{LastUserContains: "Me too"}},
+		standin.Response{Text: "after", Expect: &standin.Expect{LastUserContains: "Now answer"}})
 	r := start(t, agent.Config{Models: shared(m)})
 	r.initialize(t)
 	sid := r.newSession(t, realDir(t))
@@ -488,24 +490,30 @@ func TestPromptWhileBusy(t *testing.T) {
 		return joined(us, "agent_message_chunk") == "partial"
 	})
 
-	_, err := r.prompt(context.Background(), sid, "Me too.")
-	requireCode(t, err, -32600, "busy")
-	_, err = r.conn.CloseSession(context.Background(), acp.CloseSessionRequest{SessionId: sid})
+	second := make(chan error, 1)
+	go func() {
+		resp, err := r.prompt(context.Background(), sid, "Me too.")
+		if err == nil && resp.StopReason != acp.StopReasonEndTurn {
+			err = fmt.Errorf("stopReason %q", resp.StopReason)
+		}
+		second <- err
+	}()
+	_, err := r.conn.CloseSession(context.Background(), acp.CloseSessionRequest{SessionId: sid})
 	requireCode(t, err, -32600, "busy")
 
 	close(release)
 	<-stop
+	if err := <-second; err != nil {
+		t.Fatalf("queued prompt: %v", err)
+	}
 	if err := <-firstErr; err != nil {
 		t.Fatalf("first prompt: %v", err)
 	}
 	if resp := <-first; resp.StopReason != acp.StopReasonEndTurn {
 		t.Fatalf("first prompt stopReason %q, want end_turn: the refused prompt must not cancel it", resp.StopReason)
 	}
-	if got := joined(r.client.updatesOf(sid), "agent_message_chunk"); got != "partial rest" {
-		t.Errorf("first prompt streamed %q, want %q", got, "partial rest")
-	}
-	if strings.Contains(r.rawFile(t, sid), "Me too.") {
-		t.Error("the refused prompt's text reached the log")
+	if got := joined(r.client.updatesOf(sid), "agent_message_chunk"); got != "partial restqueued" {
+		t.Errorf("the prompts streamed %q, want %q", got, "partial restqueued")
 	}
 	r.mustPrompt(t, sid, "Now answer.", acp.StopReasonEndTurn)
 	if _, err := r.conn.CloseSession(context.Background(), acp.CloseSessionRequest{SessionId: sid}); err != nil {
@@ -518,7 +526,7 @@ func TestPromptWhileBusy(t *testing.T) {
 		d, _ := sessionlog.DecodeData[sessionlog.TurnEndData](&e)
 		kinds = append(kinds, d.Reason.Kind)
 	}
-	if want := []string{sessionlog.EndCompleted, sessionlog.EndCompleted}; !slices.Equal(kinds, want) {
+	if want := []string{sessionlog.EndCompleted, sessionlog.EndCompleted, sessionlog.EndCompleted}; !slices.Equal(kinds, want) {
 		t.Errorf("turn/end kinds %v, want %v", kinds, want)
 	}
 }

@@ -28,6 +28,10 @@ type Request struct {
 	Messages    []json.RawMessage `json:"messages"`
 	MaxTokens   int               `json:"maxTokens,omitempty"`
 	Temperature *float64          `json:"temperature,omitempty"`
+	// ReasoningEffort is the reasoning effort asked of a reasoning model
+	// (OpenAI's reasoning_effort: minimal, low, medium, high); "" leaves
+	// the provider's default.
+	ReasoningEffort string `json:"reasoningEffort,omitempty"`
 	// Purpose is what the call is for when it is not a step of the
 	// conversation: PurposeTitle for a session title ("" for a step). A
 	// replayed or scripted model answers such a call from its own source.

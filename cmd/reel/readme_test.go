@@ -103,7 +103,7 @@ func TestReadmeReplayExample(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README block failed: %v\n%s", err, out)
 	}
-	for _, want := range []string{`"content":{"text":"ONE","type":"text"}`, `"id":3,"result":{"stopReason":"end_turn"}`} {
+	for _, want := range []string{`"content":{"text":"ONE","type":"text"}`, `"id":3,"result":{"stopReason":"end_turn"`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the README replay example's output lacks %s:\n%s", want, out)
 		}

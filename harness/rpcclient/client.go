@@ -166,6 +166,26 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	return nil
 }
 
+// Dispatch sends a request and returns once it is written, with a
+// function that waits for the response (as Call does): requests
+// dispatched one after another reach the agent in that order.
+func (c *Client) Dispatch(ctx context.Context, method string, params any) (func(ctx context.Context, result any) error, error) {
+	id := jsonrpc2.ID{Num: c.nextID.Add(1)}
+	w, err := c.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	if err != nil {
+		return nil, c.sendErr(method, err)
+	}
+	return func(ctx context.Context, result any) error {
+		if err := w.Wait(ctx, result); err != nil {
+			if errors.Is(err, jsonrpc2.ErrClosed) {
+				return c.closeErr(method)
+			}
+			return fmt.Errorf("rpcclient: %s: %w", method, err)
+		}
+		return nil
+	}, nil
+}
+
 // Notify sends a notification (for example session/cancel).
 func (c *Client) Notify(ctx context.Context, method string, params any) error {
 	if err := c.conn.Notify(ctx, method, params); err != nil {

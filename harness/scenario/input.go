@@ -28,12 +28,14 @@ const (
 	fMode        = "mode"
 	fExpectError = "expectError"
 	fAddDirs     = "additionalDirectories"
+	fConfigID    = "configId"
+	fValue       = "value"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError, fAddDirs}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -63,8 +65,11 @@ type Step struct {
 	Session int
 	// Mode is the session mode id for OpSetMode.
 	Mode string
+	// ConfigID and Value are the config option and its value for
+	// OpSetConfigOption.
+	ConfigID, Value string
 	// ExpectError says the agent must answer the step's request with a
-	// JSON-RPC error (OpPrompt, OpLoadSession, OpNewSession).
+	// JSON-RPC error (OpPrompt, OpLoadSession, OpNewSession, OpSetConfigOption).
 	ExpectError bool
 	// AdditionalDirectories is what OpNewSession sends as ACP's
 	// additionalDirectories (nil: the member is not sent). Each is a
@@ -121,7 +126,7 @@ func (s Step) MarshalJSON() ([]byte, error) {
 		case fWaitForFile:
 			v, present = s.WaitForFile, present || s.WaitForFile != nil
 		case fPath:
-			v = s.Path
+			v, present = s.Path, present || s.Path != ""
 		case fWaitForText:
 			v = s.WaitForText
 		case fMinimumTurn:
@@ -134,6 +139,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v, present = s.Session, present || s.Session != 0
 		case fMode:
 			v = s.Mode
+		case fConfigID:
+			v = s.ConfigID
+		case fValue:
+			v = s.Value
 		case fExpectError:
 			v, present = s.ExpectError, s.ExpectError
 		case fAddDirs:
@@ -265,6 +274,9 @@ type Input struct {
 	// CodeMode runs reel acp with --code-mode: the model is offered
 	// run_code alone (package agent/codemode).
 	CodeMode bool `json:"codeMode,omitempty"`
+	// Models is reel acp's --models: the models a client may pick per
+	// session ("" for reel's default).
+	Models string `json:"models,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -298,7 +310,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -349,6 +361,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Terminals, err = m.Value.Bool()
 		case "codeMode":
 			in.CodeMode, err = m.Value.Bool()
+		case "models":
+			in.Models, err = m.Value.NonEmpty()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
@@ -530,6 +544,10 @@ func step(v strictjson.Value) (Step, error) {
 			s.Session, err = m.Value.Int(0)
 		case fMode:
 			s.Mode, err = m.Value.NonEmpty()
+		case fConfigID:
+			s.ConfigID, err = m.Value.NonEmpty()
+		case fValue:
+			s.Value, err = m.Value.NonEmpty()
 		case fExpectError:
 			s.ExpectError, err = m.Value.Bool()
 		case fAddDirs:

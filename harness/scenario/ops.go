@@ -60,6 +60,16 @@ const (
 	OpCancel Op = "cancel"
 	// OpListSessions sends "session/list" for the run's cwd.
 	OpListSessions Op = "listSessions"
+	// OpPromptQueued sends a prompt without waiting for its answer: one
+	// sent while a turn runs is queued behind it.
+	OpPromptQueued Op = "promptQueued"
+	// OpSteer waits until WaitForFile.Path exists, sends
+	// "_session/steering" with Text (which must be answered "injected"),
+	// then creates Path, if set, in the run's cwd.
+	OpSteer Op = "steer"
+	// OpSetConfigOption sends "session/set_config_option" with ConfigID
+	// and Value.
+	OpSetConfigOption Op = "setConfigOption"
 )
 
 // Driver is what runs a scenario's steps: one method per run function of
@@ -97,6 +107,12 @@ type Driver interface {
 	Cancel(ctx context.Context, st Step) error
 	// ListSessions runs OpListSessions.
 	ListSessions(ctx context.Context, st Step) error
+	// PromptQueued runs OpPromptQueued.
+	PromptQueued(ctx context.Context, st Step) error
+	// Steer runs OpSteer.
+	Steer(ctx context.Context, st Step) error
+	// SetConfigOption runs OpSetConfigOption.
+	SetConfigOption(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -154,6 +170,12 @@ var vocabulary = []opSpec{
 		doc: "sends the `session/cancel` notification"},
 	{op: OpListSessions, run: Driver.ListSessions,
 		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity)"},
+	{op: OpPromptQueued, required: []string{fText}, optional: []string{fSession, fPath}, prompt: true, run: Driver.PromptQueued,
+		doc: "sends `session/prompt` with `text` and goes on without waiting for its answer (the frame is written before the next step), then creates `path`, when given, in the run's cwd: sent while a turn runs, it is queued; `waitForTurnEnd` waits for its answer"},
+	{op: OpSteer, required: []string{fText, fWaitForFile}, optional: []string{fSession, fPath}, run: Driver.Steer,
+		doc: "waits until `waitForFile.path` exists in the run's cwd, sends `_session/steering` with `text` (the answer must be `injected`), then creates `path`, when given, in the run's cwd (so a command the turn runs can go on)"},
+	{op: OpSetConfigOption, required: []string{fConfigID, fValue}, optional: []string{fSession, fExpectError}, run: Driver.SetConfigOption,
+		doc: "sends `session/set_config_option` with `configId` and `value`; with `expectError: true` the response must be a JSON-RPC error"},
 }
 
 // byName indexes the vocabulary by op name and by twin name.

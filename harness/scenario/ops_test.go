@@ -48,6 +48,14 @@ func (r *recorder) ListSessions(_ context.Context, st Step) error {
 	return r.note("ListSessions", st)
 }
 
+func (r *recorder) PromptQueued(_ context.Context, st Step) error {
+	return r.note("PromptQueued", st)
+}
+func (r *recorder) Steer(_ context.Context, st Step) error { return r.note("Steer", st) }
+func (r *recorder) SetConfigOption(_ context.Context, st Step) error {
+	return r.note("SetConfigOption", st)
+}
+
 var _ Driver = (*recorder)(nil)
 
 // TestStepRun checks that every op of the vocabulary runs through the
@@ -70,11 +78,14 @@ func TestStepRun(t *testing.T) {
 		OpSetMode:                      "SetMode",
 		OpCancel:                       "Cancel",
 		OpListSessions:                 "ListSessions",
+		OpPromptQueued:                 "PromptQueued",
+		OpSteer:                        "Steer",
+		OpSetConfigOption:              "SetConfigOption",
 	}
 	if len(Ops()) != len(want) {
 		t.Errorf("Ops() has %d ops, the test knows %d", len(Ops()), len(want))
 	}
-	prompts := []Op{OpPrompt, OpPromptContent, OpPromptAndCancel, OpPromptAndWaitForAgentMessage}
+	prompts := []Op{OpPrompt, OpPromptContent, OpPromptAndCancel, OpPromptAndWaitForAgentMessage, OpPromptQueued}
 	for _, op := range Ops() {
 		method, known := want[op]
 		if !known {

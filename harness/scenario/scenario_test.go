@@ -185,8 +185,11 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"cancel"},
 		{"op":"loadSession","session":1},
 		{"op":"loadSession","expectError":true},
-		{"op":"listSessions"}
-	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never",
+		{"op":"listSessions"},
+		{"op":"promptQueued","text":"next","path":"go1"},
+		{"op":"steer","text":"also","waitForFile":{"path":"gate-open"},"path":"go"},
+		{"op":"setConfigOption","configId":"mode","value":"read-only","expectError":true}
+	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never","models":"a,b",
 	"debugFlags":["--debug-job-wait-signal=.job-waiting","--debug-hold-for-children"]}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
@@ -229,12 +232,16 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpLoadSession, Session: 1},
 			{Op: OpLoadSession, ExpectError: true},
 			{Op: OpListSessions},
+			{Op: OpPromptQueued, Text: "next", Path: "go1"},
+			{Op: OpSteer, Text: "also", WaitForFile: &FileWait{Path: "gate-open"}, Path: "go"},
+			{Op: OpSetConfigOption, ConfigID: "mode", Value: "read-only", ExpectError: true},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",
 		Mode:              "read-only",
 		Approval:          "never",
 		DebugFlags:        []string{"--debug-job-wait-signal=.job-waiting", "--debug-hold-for-children"},
+		Models:            "a,b",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", got, want)

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/reel-agent/reel/agent/llm"
 )
@@ -72,6 +73,9 @@ func buildParams(cfg Config, req llm.Request) (sdk.ChatCompletionNewParams, erro
 	}
 	if req.Temperature != nil {
 		params.Temperature = param.NewOpt(*req.Temperature)
+	}
+	if req.ReasoningEffort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(req.ReasoningEffort)
 	}
 	return params, nil
 }
