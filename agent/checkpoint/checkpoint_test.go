@@ -1,0 +1,149 @@
+package checkpoint_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reel-agent/reel/agent/checkpoint"
+)
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// absent marks a file the restore must remove.
+const absent = "<absent>"
+
+func read(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return string(b)
+}
+
+// TestCaptureRestore: a capture respects .gitignore and a restore brings
+// back changed, removed and added files, replacing (never writing
+// through) a hard link or a symbolic link to a file outside the
+// workspace, and refusing a directory reached through a symbolic link.
+func TestCaptureRestore(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name    string
+		change  func(t *testing.T, ws, out string)
+		want    map[string]string // workspace files after the restore
+		wantErr string
+	}{
+		{"edit, add, remove", func(t *testing.T, ws, _ string) {
+			write(t, filepath.Join(ws, "a.txt"), "changed")
+			write(t, filepath.Join(ws, "new/b.txt"), "new")
+			os.Remove(filepath.Join(ws, "dir/c.txt"))
+		}, map[string]string{"a.txt": "old a", "dir/c.txt": "old c", "new/b.txt": absent}, ""},
+		{"hard link to outside", func(t *testing.T, ws, out string) {
+			os.Remove(filepath.Join(ws, "a.txt"))
+			if err := os.Link(filepath.Join(out, "victim"), filepath.Join(ws, "a.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"a.txt": "old a"}, ""},
+		{"symlink file to outside", func(t *testing.T, ws, out string) {
+			os.Remove(filepath.Join(ws, "a.txt"))
+			if err := os.Symlink(filepath.Join(out, "victim"), filepath.Join(ws, "a.txt")); err != nil {
+				t.Fatal(err)
+			}
+		}, map[string]string{"a.txt": "old a"}, ""},
+		{"ignored symlink dir to outside", func(t *testing.T, ws, out string) {
+			os.RemoveAll(filepath.Join(ws, "dir"))
+			write(t, filepath.Join(ws, ".gitignore"), "ignored\ndir\n")
+			if err := os.Symlink(out, filepath.Join(ws, "dir")); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, "refused: dir is reached through a symbolic link"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			top := t.TempDir()
+			ws, out := filepath.Join(top, "ws"), filepath.Join(top, "out")
+			write(t, filepath.Join(out, "victim"), "victim")
+			write(t, filepath.Join(ws, "a.txt"), "old a")
+			write(t, filepath.Join(ws, "dir/c.txt"), "old c")
+			write(t, filepath.Join(ws, ".gitignore"), "ignored\n")
+			write(t, filepath.Join(ws, "ignored"), "secret")
+			st := checkpoint.Open(filepath.Join(top, "state"), ws, checkpoint.DefaultLimits)
+			snap, err := st.Capture(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if snap.Files != 3 {
+				t.Fatalf("captured %d files, want 3 (.gitignore, a.txt, dir/c.txt)", snap.Files)
+			}
+			c.change(t, ws, out)
+			p, err := st.PlanRestore(ctx, snap.Tree, nil)
+			if err == nil {
+				_, _, err = st.Restore(ctx, p)
+			}
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("restore: %v, want an error containing %q", err, c.wantErr)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, filepath.Join(out, "victim")); got != "victim" {
+				t.Fatalf("the file outside the workspace holds %q after the restore", got)
+			}
+			if _, err := os.Stat(filepath.Join(out, "c.txt")); err == nil {
+				t.Fatalf("the restore wrote c.txt outside the workspace")
+			}
+			for name, want := range c.want {
+				got := read(t, filepath.Join(ws, name))
+				if want == absent {
+					if _, err := os.Lstat(filepath.Join(ws, name)); err == nil {
+						got = "present"
+					} else {
+						got = absent
+					}
+				}
+				if got != want {
+					t.Errorf("%s = %q, want %q", name, got, want)
+				}
+			}
+			if got := read(t, filepath.Join(ws, "ignored")); got != "secret" {
+				t.Errorf("the ignored file holds %q", got)
+			}
+		})
+	}
+}
+
+// TestCaptureBounded: a file above MaxFile is left out unread (a sparse
+// terabyte), and a workspace above MaxTotal is skipped with a note.
+func TestCaptureBounded(t *testing.T) {
+	ctx := context.Background()
+	top := t.TempDir()
+	ws := filepath.Join(top, "ws")
+	write(t, filepath.Join(ws, "small"), "x")
+	f, err := os.Create(filepath.Join(ws, "sparse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	snap, err := checkpoint.Open(filepath.Join(top, "s1"), ws, checkpoint.Limits{MaxFile: 1 << 20, MaxTotal: 1 << 30, MaxFiles: 10}).Capture(ctx)
+	if err != nil || snap.Tree == "" || len(snap.Left) != 1 || snap.Left[0] != "sparse" || snap.Files != 1 {
+		t.Fatalf("capture = %+v, %v; want the sparse file left out", snap, err)
+	}
+	snap, err = checkpoint.Open(filepath.Join(top, "s2"), ws, checkpoint.Limits{MaxFile: 1 << 41, MaxTotal: 1 << 30, MaxFiles: 10}).Capture(ctx)
+	if err != nil || snap.Tree != "" || !strings.Contains(snap.Skipped, "more than the checkpoint limit") {
+		t.Fatalf("capture = %+v, %v; want it skipped", snap, err)
+	}
+}
