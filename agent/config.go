@@ -63,6 +63,10 @@ type Config struct {
 	// SpillDir receives the full text of truncated tool output, in one
 	// directory per session (empty: the system temp dir).
 	SpillDir string
+	// CheckpointDir holds the workspace checkpoint stores, one per session
+	// (agent/checkpoint); "" turns checkpoints and /undo, /rewind and
+	// /checkpoints off.
+	CheckpointDir string
 	// Attachments stores the images of prompts and read_image results
 	// (image parts refer to them by digest); nil: no image is admitted.
 	// ImageInput says the model takes images (see image.go).

@@ -35,6 +35,12 @@ type Session struct {
 	// language servers); close closes it.
 	keep tools.Keep
 
+	// cpMu serializes the workspace captures (agent/rewind.go); cpTurn is
+	// the turn last captured and cpTree its tree ("" when skipped).
+	cpMu   sync.Mutex
+	cpTurn int
+	cpTree string
+
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session
 	// busy is set while a prompt runs.

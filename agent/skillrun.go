@@ -164,7 +164,7 @@ func (s *Session) invokedSkills(ctx context.Context, prompt []Content) []session
 // SessionCommands lists the slash commands of session s: the engine's
 // own and one per user-invocable skill of its working directory.
 func (e *Engine) SessionCommands(ctx context.Context, s *Session) []Command {
-	cmds := Commands()
+	cmds := append(Commands(), e.checkpointCommands()...)
 	if e.cfg.DisableSkills || s == nil {
 		return cmds
 	}

@@ -72,6 +72,7 @@ func (r *run) runCall(ctx context.Context, p *pendingCall, cancelled *bool) {
 	if !p.announced {
 		r.c.Updates.ToolRunning(context.WithoutCancel(ctx), p.call.ID)
 	}
+	r.captureWorkspace(ctx)
 	res, ran := r.execTool(ctx, &p.call)
 	res = breakResult(r.s.id, p.call.Name, res)
 	if ran && ctx.Err() == nil {

@@ -104,6 +104,10 @@ func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []s
 	}
 	s.turnStarted()
 	var end turnEnd
+	cpReq, isCP, cpErr := parseCheckpointCommand(prompt)
+	if isCP && s.eng.cfg.CheckpointDir == "" {
+		isCP = false
+	}
 	switch {
 	case s.child && r.turn == s.eng.cfg.FailSubagentTurn:
 		end = turnEnd{reason: sessionlog.Failed(errInjectedTurn.Error(), "UNKNOWN")}
@@ -111,9 +115,12 @@ func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []s
 		end = r.steps(ctx, append(r.enterHookContext(ctx, started...), msgs...))
 	case isCompactPrompt(prompt):
 		end = r.compactCommand(ctx)
+	case isCP:
+		end = r.checkpointCommand(ctx, cpReq, cpErr)
 	default:
 		end = r.promptTurn(ctx, prompt, started)
 	}
+	r.captureAfter(ctx)
 	stop, err := r.finish(ctx, end)
 	s.turnEnded()
 	if err == nil {

@@ -1020,6 +1020,8 @@ func ReencodePayload(e *Event) (data []byte, ok bool, err error) {
 		p, err = decodePayload[SessionTitleData](e)
 	case TypeTitleLLMRequest:
 		p, err = decodePayload[TitleLLMRequestData](e)
+	case TypeWorkspaceCheckpoint:
+		p, err = decodePayload[CheckpointData](e)
 	case TypeRequestHeader:
 		d, err := DecodeData[RequestHeaderData](e)
 		if err != nil {

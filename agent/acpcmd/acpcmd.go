@@ -134,7 +134,11 @@ type Options struct {
 	// NoTitleModel keeps sessions on their fallback title (the model is
 	// not asked for one); ReplayTitleOverride serves the replayed title
 	// calls from a file instead of the recorded titles.
-	NoTitleModel        bool
+	NoTitleModel bool
+	// Checkpoints captures the workspace before each turn's first tool
+	// call (state dir's sibling "checkpoints") and offers /undo, /rewind
+	// and /checkpoints.
+	Checkpoints         bool
 	ReplayTitleOverride string
 	// Prices is a price file overriding the built-in price table
 	// (--prices; acpserver.ParsePrices).
@@ -251,6 +255,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
 	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
 	fs.BoolVar(&o.NoSkills, "no-skills", false, "no skills: no skill catalog, skill packs or skill slash commands")
+	fs.BoolVar(&o.Checkpoints, "checkpoints", false, "capture the workspace before each turn's first tool call and offer /undo, /rewind N and /checkpoints")
 	fs.BoolVar(&o.NoTitleModel, "no-title-model", false, "title sessions by their first prompt's first words only; do not ask the model for a title after the first turn")
 	fs.StringVar(&o.ReplayTitleOverride, "replay-title-override", "", "serve the replayed title calls of the first --replay log from `FILE` (the format of replay.override.json) instead of the recorded titles")
 	fs.StringVar(&o.ReplayMatch, "replay-match", replay.MatchFull, "how much of each model request a replay checks against the recorded one before answering: full (header reason, system prompt, tool schemas, messages), messages (header reason and messages; tool results by call id and error flag) or off")
@@ -485,6 +490,9 @@ func engineConfig(o Options) agent.Config {
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren, JobWaitSignal: o.JobWaitSignal,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
 		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
+	}
+	if o.Checkpoints {
+		cfg.CheckpointDir = filepath.Join(filepath.Dir(o.StateDir), "checkpoints")
 	}
 	if o.lsp != nil {
 		// Checked when the flags were parsed.

@@ -55,16 +55,21 @@ func (s *Store) PlanRestore(ctx context.Context, tree string, left []string) (Pl
 	return Plan{Now: now.Tree, Target: tree, Changes: out}, nil
 }
 
+// NewJournal names a fresh restore journal in the store.
+func (s *Store) NewJournal() string {
+	return filepath.Join(s.dir, "restore-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".journal")
+}
+
 // Restore applies p to the workspace and returns the paths it changed.
-// Removals go first (deepest first), then writes. The journal file in the
-// store (restore-<unix nanos>.journal) holds a "plan" line per file before
-// anything changes and a synced "done" line after each file, so a restore
-// killed half way says which files are restored.
-func (s *Store) Restore(ctx context.Context, p Plan) (journal string, done []string, err error) {
-	journal = filepath.Join(s.dir, "restore-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".journal")
+// Removals go first (deepest first), then writes. The journal file
+// (created, never overwritten) holds a "plan" line per file before
+// anything changes, a synced "done" line after each file and "end" when
+// all are done, so a restore killed half way says which files are
+// restored.
+func (s *Store) Restore(ctx context.Context, p Plan, journal string) (done []string, err error) {
 	j, err := os.OpenFile(journal, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return "", nil, fmt.Errorf("restore journal: %w", err)
+		return nil, fmt.Errorf("restore journal: %w", err)
 	}
 	defer j.Close()
 	var plan strings.Builder
@@ -73,14 +78,14 @@ func (s *Store) Restore(ctx context.Context, p Plan) (journal string, done []str
 		fmt.Fprintf(&plan, "plan %s\n", strconv.Quote(c.Path))
 	}
 	if _, err := j.WriteString(plan.String()); err != nil {
-		return journal, nil, fmt.Errorf("restore journal %s: %w", journal, err)
+		return nil, fmt.Errorf("restore journal %s: %w", journal, err)
 	}
 	if err := j.Sync(); err != nil {
-		return journal, nil, fmt.Errorf("restore journal %s: %w", journal, err)
+		return nil, fmt.Errorf("restore journal %s: %w", journal, err)
 	}
 	ws, err := openWorkspace(s.root)
 	if err != nil {
-		return journal, nil, err
+		return nil, err
 	}
 	defer ws.close()
 	var removes, writes []Change
@@ -101,33 +106,33 @@ func (s *Store) Restore(ctx context.Context, p Plan) (journal string, done []str
 	}
 	for _, c := range removes {
 		if err := ctx.Err(); err != nil {
-			return journal, done, err
+			return done, err
 		}
 		if err := ws.remove(c.Path); err != nil {
-			return journal, done, fmt.Errorf("restore %s: %w", c.Path, err)
+			return done, fmt.Errorf("restore %s: %w", c.Path, err)
 		}
 		if err := mark(c.Path); err != nil {
-			return journal, done, err
+			return done, err
 		}
 	}
 	for _, c := range writes {
 		if err := ctx.Err(); err != nil {
-			return journal, done, err
+			return done, err
 		}
 		data, err := s.blob(ctx, c.Blob)
 		if err != nil {
-			return journal, done, err
+			return done, err
 		}
 		if err := ws.write(c.Path, c.Mode, data); err != nil {
-			return journal, done, fmt.Errorf("restore %s: %w", c.Path, err)
+			return done, fmt.Errorf("restore %s: %w", c.Path, err)
 		}
 		if err := mark(c.Path); err != nil {
-			return journal, done, err
+			return done, err
 		}
 	}
 	_, err = j.WriteString("end\n")
 	if err == nil {
 		err = j.Sync()
 	}
-	return journal, done, err
+	return done, err
 }

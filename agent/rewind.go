@@ -1,0 +1,433 @@
+package agent
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/reel-agent/reel/agent/checkpoint"
+	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// The checkpoint slash commands (offered when Config.CheckpointDir is set).
+const (
+	undoCommand        = "/undo"
+	rewindCommand      = "/rewind"
+	checkpointsCommand = "/checkpoints"
+)
+
+// checkpointCommands lists the checkpoint slash commands (none when
+// checkpoints are off).
+func (e *Engine) checkpointCommands() []Command {
+	if e.cfg.CheckpointDir == "" {
+		return nil
+	}
+	return []Command{
+		{Name: "undo", Description: "Take the last turn back: restore the files it changed and drop it from the conversation."},
+		{Name: "rewind", Description: "Rewind to before turn N: /rewind N (add dry-run to list the files, force to overwrite your own changes)."},
+		{Name: "checkpoints", Description: "List the workspace checkpoints of this session, one per turn that could change files."},
+	}
+}
+
+// RewindRequest is a rewind: to before Turn (0: the last turn, /undo),
+// listing only (DryRun), or overwriting the files the user changed since
+// (Force).
+type RewindRequest struct {
+	Turn          int
+	DryRun, Force bool
+	// List lists the checkpoints instead (/checkpoints).
+	List bool
+}
+
+// parseCheckpointCommand reads a checkpoint slash command; ok is false
+// for any other prompt.
+func parseCheckpointCommand(prompt []Content) (req RewindRequest, ok bool, err error) {
+	if len(prompt) != 1 || prompt[0].Text == "" {
+		return req, false, nil
+	}
+	f := strings.Fields(prompt[0].Text)
+	if len(f) == 0 {
+		return req, false, nil
+	}
+	switch f[0] {
+	case checkpointsCommand:
+		return RewindRequest{List: true}, true, nil
+	case undoCommand:
+		f = f[1:]
+	case rewindCommand:
+		if len(f) < 2 {
+			return req, true, errors.New("usage: /rewind N [dry-run] [force] (N is a turn number from /checkpoints)")
+		}
+		n, perr := strconv.Atoi(f[1])
+		if perr != nil || n < 1 {
+			return req, true, fmt.Errorf("usage: /rewind N [dry-run] [force]: %q is not a turn number", f[1])
+		}
+		req.Turn, f = n, f[2:]
+	default:
+		return req, false, nil
+	}
+	for _, w := range f {
+		switch w {
+		case "force":
+			req.Force = true
+		case "dry-run":
+			req.DryRun = true
+		default:
+			return req, true, fmt.Errorf("unknown word %q (use dry-run or force)", w)
+		}
+	}
+	return req, true, nil
+}
+
+// safeName matches a session id usable as a file name as it is.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// checkpointStore is the session's checkpoint store; nil when checkpoints
+// are off, and for a child session (its parent's tool call captured the
+// workspace before the child ran).
+func (s *Session) checkpointStore() *checkpoint.Store {
+	dir := s.eng.cfg.CheckpointDir
+	if dir == "" || s.child {
+		return nil
+	}
+	name := s.id
+	if !safeName.MatchString(name) {
+		sum := sha256.Sum256([]byte(name))
+		name = hex.EncodeToString(sum[:16])
+	}
+	return checkpoint.Open(filepath.Join(dir, name+".git"), s.cwd, checkpoint.DefaultLimits)
+}
+
+// captureWorkspace captures the workspace once per turn, before the
+// turn's first tool call runs (any tool may change files: bash, a
+// background job, a subagent), unless the session is read-only.
+func (r *run) captureWorkspace(ctx context.Context) {
+	s := r.s
+	st := s.checkpointStore()
+	if st == nil || s.Mode() == sandbox.ReadOnly {
+		return
+	}
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	if s.cpTurn == r.turn {
+		return
+	}
+	s.cpTurn, s.cpTree = r.turn, ""
+	wctx := context.WithoutCancel(ctx)
+	snap, err := st.Capture(wctx)
+	d := sessionlog.CheckpointData{Kind: sessionlog.CheckpointCapture, Turn: r.turn, Tree: snap.Tree, Files: snap.Files, Bytes: snap.Bytes, Left: snap.Left}
+	switch {
+	case err != nil:
+		d = sessionlog.CheckpointData{Kind: sessionlog.CheckpointSkipped, Turn: r.turn, Note: err.Error()}
+	case snap.Skipped != "":
+		d = sessionlog.CheckpointData{Kind: sessionlog.CheckpointSkipped, Turn: r.turn, Files: snap.Files, Bytes: snap.Bytes, Note: snap.Skipped}
+	default:
+		s.cpTree = snap.Tree
+	}
+	if d.Kind == sessionlog.CheckpointSkipped {
+		r.c.Updates.Thought(wctx, "No checkpoint for this turn (/undo cannot restore its files): "+d.Note+"\n")
+	}
+	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeWorkspaceCheckpoint, d, nil, nil); err != nil {
+		r.e.log.Warn("checkpoint record", "session", s.id, "err", err)
+	}
+}
+
+// captureAfter records the workspace as the turn leaves it, when the turn
+// captured a checkpoint: what a later rewind compares the workspace with
+// to find the files the user changed since.
+func (r *run) captureAfter(ctx context.Context) {
+	s := r.s
+	st := s.checkpointStore()
+	if st == nil {
+		return
+	}
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	if s.cpTurn != r.turn || s.cpTree == "" {
+		return
+	}
+	wctx := context.WithoutCancel(ctx)
+	snap, err := st.Capture(wctx)
+	if err != nil || snap.Tree == "" {
+		return
+	}
+	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeWorkspaceCheckpoint, sessionlog.CheckpointData{
+		Kind: sessionlog.CheckpointAfter, Turn: r.turn, Tree: snap.Tree, Files: snap.Files, Bytes: snap.Bytes}, nil, nil); err != nil {
+		r.e.log.Warn("checkpoint record", "session", s.id, "err", err)
+	}
+}
+
+// checkpointCommand runs /undo, /rewind or /checkpoints in the turn the
+// prompt opened and reports the outcome as agent text.
+func (r *run) checkpointCommand(ctx context.Context, req RewindRequest, perr error) turnEnd {
+	var text string
+	var err error
+	switch {
+	case perr != nil:
+		err = perr
+	case req.List:
+		text, err = r.s.listCheckpoints()
+	default:
+		text, err = r.s.rewind(ctx, r.turn, req)
+	}
+	if err != nil {
+		text = err.Error()
+	}
+	r.c.Updates.Text(ctx, text)
+	return endWith(sessionlog.EndCompleted, StopEndTurn)
+}
+
+// cpRecord is one workspace/checkpoint record of the log.
+type cpRecord struct {
+	seq int
+	d   sessionlog.CheckpointData
+}
+
+// turnInfo is what rewinding needs of the log: the checkpoint records in
+// order, and each turn's turn/start seq.
+func (s *Session) turnInfo() (recs []cpRecord, starts map[int]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	starts = map[int]int{}
+	for i, e := range s.log.Log().Events() {
+		switch e.Type {
+		case sessionlog.TypeTurnStart:
+			if d, err := sessionlog.DecodeData[sessionlog.TurnData](&e); err == nil {
+				starts[d.Turn] = i
+			}
+		case sessionlog.TypeWorkspaceCheckpoint:
+			if d, err := sessionlog.DecodeData[sessionlog.CheckpointData](&e); err == nil {
+				recs = append(recs, cpRecord{seq: i, d: d})
+			}
+		}
+	}
+	return recs, starts
+}
+
+// listCheckpoints is the text of /checkpoints.
+func (s *Session) listCheckpoints() (string, error) {
+	recs, _ := s.turnInfo()
+	var b strings.Builder
+	for _, r := range recs {
+		switch r.d.Kind {
+		case sessionlog.CheckpointCapture:
+			fmt.Fprintf(&b, "- turn %d: checkpoint %.12s (%d files, %d bytes)", r.d.Turn, r.d.Tree, r.d.Files, r.d.Bytes)
+			if len(r.d.Left) > 0 {
+				fmt.Fprintf(&b, "; left out for their size: %s", strings.Join(r.d.Left, ", "))
+			}
+			b.WriteString("\n")
+		case sessionlog.CheckpointSkipped:
+			fmt.Fprintf(&b, "- turn %d: no checkpoint (%s)\n", r.d.Turn, r.d.Note)
+		case sessionlog.CheckpointRestored:
+			fmt.Fprintf(&b, "- rewound to before turn %d (%d files restored)\n", r.d.Turn, len(r.d.Paths))
+		}
+	}
+	if b.Len() == 0 {
+		return "No checkpoints yet: none of this session's turns could change files.", nil
+	}
+	return "Checkpoints (/rewind N restores the files as they were before turn N):\n" + b.String(), nil
+}
+
+// undoTarget is the turn /undo takes back: the turn of the newest event
+// on the surface (0: nothing to undo).
+func (s *Session) undoTarget(starts map[int]int) int {
+	s.mu.Lock()
+	seqs := s.log.Log().Surface().Seqs()
+	last := -1
+	if len(seqs) > 0 {
+		last = slices.Max(seqs)
+	}
+	s.mu.Unlock()
+	best, bestSeq := 0, -1
+	for t, seq := range starts {
+		if seq < last && seq > bestSeq {
+			best, bestSeq = t, seq
+		}
+	}
+	return best
+}
+
+// rewind restores the workspace to its checkpoint before turn
+// req.Turn and takes that turn and the later ones off the surface (one
+// appended user/message replacing them, never a truncation). cur is the
+// turn running the command.
+func (s *Session) rewind(ctx context.Context, cur int, req RewindRequest) (string, error) {
+	recs, starts := s.turnInfo()
+	n := req.Turn
+	if n == 0 {
+		if n = s.undoTarget(starts); n == 0 {
+			return "Nothing to undo.", nil
+		}
+	}
+	start, ok := starts[n]
+	if !ok || n >= cur {
+		return "", fmt.Errorf("cannot rewind to turn %d: the session's turns are 1 to %d", n, cur-1)
+	}
+	// The surface range taken off: from the first surface entry after turn
+	// n began. Every entry from there on must be of turn n or later, a
+	// replacement only of such entries.
+	s.mu.Lock()
+	lg := s.log.Log()
+	seqs := slices.Clone(lg.Surface().Seqs())
+	from := len(seqs)
+	for i, seq := range seqs {
+		if seq > start {
+			from = i
+			break
+		}
+	}
+	var refuse string
+	for _, seq := range seqs[from:] {
+		e := lg.Event(seq)
+		if seq < start {
+			refuse = fmt.Sprintf("the conversation before turn %d was compacted after it (seq %d)", n, seq)
+			break
+		}
+		if e.SurfaceOp != nil && e.SurfaceOp.Replace && slices.ContainsFunc(e.SourceEventSeqs, func(x int) bool { return x < start }) {
+			refuse = fmt.Sprintf("a compaction at seq %d summarized turns before turn %d together with later ones", seq, n)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if refuse != "" {
+		return "", fmt.Errorf("cannot rewind to turn %d: %s", n, refuse)
+	}
+	// The checkpoint: the first one taken at or after turn n.
+	ci := slices.IndexFunc(recs, func(r cpRecord) bool {
+		return r.d.Turn >= n && (r.d.Kind == sessionlog.CheckpointCapture || r.d.Kind == sessionlog.CheckpointSkipped)
+	})
+	st := s.checkpointStore()
+	var plan checkpoint.Plan
+	var target cpRecord
+	switch {
+	case ci < 0:
+		// No turn since n could change files: only the conversation moves.
+	case recs[ci].d.Kind == sessionlog.CheckpointSkipped && !req.Force:
+		return "", fmt.Errorf("cannot restore the files of turn %d: its checkpoint was skipped (%s); /rewind %d force rewinds the conversation only", recs[ci].d.Turn, recs[ci].d.Note, n)
+	case recs[ci].d.Kind == sessionlog.CheckpointSkipped:
+	case st == nil:
+		return "", fmt.Errorf("cannot restore the files of turn %d: checkpoints are off in this process (--checkpoints)", n)
+	default:
+		target = recs[ci]
+		var err error
+		if plan, err = st.PlanRestore(ctx, target.d.Tree, target.d.Left); err != nil {
+			return "", fmt.Errorf("cannot rewind to turn %d: %w", n, err)
+		}
+		changed, err := userChanges(ctx, st, recs[ci:], plan)
+		if err != nil {
+			return "", fmt.Errorf("cannot rewind to turn %d: %w", n, err)
+		}
+		if len(changed) > 0 && !req.Force && !req.DryRun {
+			return "", fmt.Errorf("Refused: you changed %s since turn %d's checkpoint; a rewind would overwrite that. /rewind %d force overwrites them", strings.Join(changed, ", "), n, n)
+		}
+	}
+	paths := checkpoint.Paths(plan.Changes)
+	taken := len(seqs) - from
+	if req.DryRun {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Rewinding to before turn %d would restore %d files and take %d messages off the conversation.\n", n, len(paths), taken)
+		for _, p := range paths {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
+		return b.String(), nil
+	}
+	wctx := context.WithoutCancel(ctx)
+	var done []string
+	if len(paths) > 0 {
+		journal := st.NewJournal()
+		if _, err := s.emit(wctx, s.eng.now(), sessionlog.TypeWorkspaceCheckpoint, sessionlog.CheckpointData{
+			Kind: sessionlog.CheckpointRestore, Turn: n, Tree: target.d.Tree, Paths: paths, Forced: req.Force, Journal: journal}, nil, nil); err != nil {
+			return "", err
+		}
+		var rerr error
+		done, rerr = st.Restore(wctx, plan, journal)
+		d := sessionlog.CheckpointData{Kind: sessionlog.CheckpointRestored, Turn: n, Paths: done}
+		if rerr != nil {
+			d.Note = rerr.Error()
+		} else {
+			d.Tree = target.d.Tree
+		}
+		if _, err := s.emit(wctx, s.eng.now(), sessionlog.TypeWorkspaceCheckpoint, d, nil, nil); err != nil {
+			return "", err
+		}
+		if rerr != nil {
+			return "", fmt.Errorf("the restore stopped after %d of %d files (the conversation is not rewound): %w", len(done), len(paths), rerr)
+		}
+	}
+	if taken > 0 {
+		note := sessionlog.UserMessage{
+			Content: []sessionlog.ContentPart{sessionlog.TextPart(fmt.Sprintf(
+				"[The user rewound this conversation to before turn %d: the later messages were taken back and the workspace files restored to that point.]", n))},
+			Source: sessionlog.MessageSource{Kind: sessionlog.SourceRewind},
+			ID:     s.eng.newID(),
+		}
+		if _, err := s.emit(wctx, s.eng.now(), sessionlog.TypeUserMessage, note,
+			sessionlog.ReplaceOp(seqs[from], seqs[len(seqs)-1]), seqs[from:]); err != nil {
+			return "", err
+		}
+		s.mu.Lock()
+		s.newSeries = true
+		s.mu.Unlock()
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Rewound to before turn %d: %d files restored, %d messages taken off the conversation.\n", n, len(done), taken)
+	for _, p := range done {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	return b.String(), s.checkpoint(wctx)
+}
+
+// userChanges lists the files of plan the user changed since the
+// checkpoint recs[0]: the differences between each turn's "after" tree
+// (or a restore's) and the next capture, and between the last of them
+// and the workspace now.
+func userChanges(ctx context.Context, st *checkpoint.Store, recs []cpRecord, plan checkpoint.Plan) ([]string, error) {
+	in := map[string]bool{}
+	for _, c := range plan.Changes {
+		in[c.Path] = true
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(from, to string) error {
+		cs, err := st.Diff(ctx, from, to)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if in[c.Path] && !seen[c.Path] {
+				seen[c.Path] = true
+				out = append(out, c.Path)
+			}
+		}
+		return nil
+	}
+	prev := ""
+	for _, r := range recs {
+		switch {
+		case r.d.Kind == sessionlog.CheckpointAfter, r.d.Kind == sessionlog.CheckpointRestored && r.d.Tree != "":
+			prev = r.d.Tree
+		case r.d.Kind == sessionlog.CheckpointCapture && prev != "":
+			if err := add(prev, r.d.Tree); err != nil {
+				return nil, err
+			}
+			prev = ""
+		case r.d.Kind == sessionlog.CheckpointCapture, r.d.Kind == sessionlog.CheckpointSkipped:
+			prev = ""
+		}
+	}
+	if prev != "" {
+		if err := add(prev, plan.Now); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
