@@ -67,6 +67,9 @@ type Config struct {
 	// (agent/checkpoint); "" turns checkpoints and /undo, /rewind and
 	// /checkpoints off.
 	CheckpointDir string
+	// RestoreHold, when positive, stops every restore for good after that
+	// many files (debug: a test kills the process in mid-restore).
+	RestoreHold int
 	// Attachments stores the images of prompts and read_image results
 	// (image parts refer to them by digest); nil: no image is admitted.
 	// ImageInput says the model takes images (see image.go).

@@ -250,6 +250,9 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 			return nil, e.abandon(s, err)
 		}
 	}
+	if err := s.settleRestore(ctx); err != nil {
+		return nil, e.abandon(s, err)
+	}
 	s.sessionStart("resume")
 	return s, nil
 }

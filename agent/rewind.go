@@ -103,7 +103,43 @@ func (s *Session) checkpointStore() *checkpoint.Store {
 		sum := sha256.Sum256([]byte(name))
 		name = hex.EncodeToString(sum[:16])
 	}
-	return checkpoint.Open(filepath.Join(dir, name+".git"), s.cwd, checkpoint.DefaultLimits)
+	st := checkpoint.Open(filepath.Join(dir, name+".git"), s.cwd, checkpoint.DefaultLimits)
+	st.HoldAfter(s.eng.cfg.RestoreHold)
+	return st
+}
+
+// settleRestore closes a restore the previous process did not finish (it
+// was killed in the middle): from the restore's journal it logs which
+// files were restored and which were left as they were.
+func (s *Session) settleRestore(ctx context.Context) error {
+	recs, _ := s.turnInfo()
+	if len(recs) == 0 || recs[len(recs)-1].d.Kind != sessionlog.CheckpointRestore {
+		return nil
+	}
+	last := recs[len(recs)-1].d
+	st := s.checkpointStore()
+	d := sessionlog.CheckpointData{Kind: sessionlog.CheckpointRestored, Turn: last.Turn}
+	switch {
+	case st == nil:
+		d.Note = "interrupted: the process ended during the restore, and checkpoints are off now, so which files were restored is unknown"
+	case filepath.Dir(last.Journal) != st.Dir():
+		d.Note = "interrupted: the restore's journal is not in the session's checkpoint store"
+	default:
+		_, done, ended, err := checkpoint.JournalDone(last.Journal)
+		switch {
+		case err != nil:
+			d.Note = "interrupted: " + err.Error()
+		case ended:
+			d.Paths, d.Tree = done, last.Tree
+		default:
+			d.Paths = done
+			d.Note = fmt.Sprintf("interrupted: the process ended during the restore; %d of %d files were restored, the others are as they were before it", len(done), len(last.Paths))
+		}
+	}
+	if _, err := s.emit(ctx, s.eng.now(), sessionlog.TypeWorkspaceCheckpoint, d, nil, nil); err != nil {
+		return err
+	}
+	return s.checkpoint(ctx)
 }
 
 // captureWorkspace captures the workspace once per turn, before the
@@ -345,6 +381,11 @@ func (s *Session) rewind(ctx context.Context, cur int, req RewindRequest) (strin
 		journal := st.NewJournal()
 		if _, err := s.emit(wctx, s.eng.now(), sessionlog.TypeWorkspaceCheckpoint, sessionlog.CheckpointData{
 			Kind: sessionlog.CheckpointRestore, Turn: n, Tree: target.d.Tree, Paths: paths, Forced: req.Force, Journal: journal}, nil, nil); err != nil {
+			return "", err
+		}
+		// The log says a restore began (and where its journal is) before any
+		// file changes.
+		if err := s.checkpoint(wctx); err != nil {
 			return "", err
 		}
 		var rerr error

@@ -138,7 +138,9 @@ type Options struct {
 	// Checkpoints captures the workspace before each turn's first tool
 	// call (state dir's sibling "checkpoints") and offers /undo, /rewind
 	// and /checkpoints.
-	Checkpoints         bool
+	Checkpoints bool
+	// RestoreHold is agent.Config's (debug).
+	RestoreHold         int
 	ReplayTitleOverride string
 	// Prices is a price file overriding the built-in price table
 	// (--prices; acpserver.ParsePrices).
@@ -256,6 +258,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
 	fs.BoolVar(&o.NoSkills, "no-skills", false, "no skills: no skill catalog, skill packs or skill slash commands")
 	fs.BoolVar(&o.Checkpoints, "checkpoints", false, "capture the workspace before each turn's first tool call and offer /undo, /rewind N and /checkpoints")
+	fs.IntVar(&o.RestoreHold, "debug-restore-hold", 0, "stop every checkpoint restore for good after `N` files, so a test can kill reel in mid-restore")
 	fs.BoolVar(&o.NoTitleModel, "no-title-model", false, "title sessions by their first prompt's first words only; do not ask the model for a title after the first turn")
 	fs.StringVar(&o.ReplayTitleOverride, "replay-title-override", "", "serve the replayed title calls of the first --replay log from `FILE` (the format of replay.override.json) instead of the recorded titles")
 	fs.StringVar(&o.ReplayMatch, "replay-match", replay.MatchFull, "how much of each model request a replay checks against the recorded one before answering: full (header reason, system prompt, tool schemas, messages), messages (header reason and messages; tool results by call id and error flag) or off")
@@ -455,7 +458,12 @@ func Run(ctx context.Context, args []string, env IO) error {
 	}
 	cfg.ImageInput = imageInput(o, cfg.Model)
 	cfg.ModelChoices = modelChoices(o, cfg.Model, len(o.Replay) > 0 || o.Standin != "")
-	sb := newSandbox(env.Executable, log, o.Network == "on", o.MissingSandboxRunner, o.StateDir, cfg.SpillDir)
+	protect := []string{o.StateDir, cfg.SpillDir}
+	if cfg.CheckpointDir != "" {
+		// The model must not rewrite what a restore brings back.
+		protect = append(protect, cfg.CheckpointDir)
+	}
+	sb := newSandbox(env.Executable, log, o.Network == "on", o.MissingSandboxRunner, protect...)
 	cfg.ReasoningEfforts = reasoningEfforts(append([]string{cfg.Model}, cfg.ModelChoices...))
 	// Every supervised process tree ends with the agent, and the
 	// sandbox's private temp dirs go with it.
@@ -493,6 +501,7 @@ func engineConfig(o Options) agent.Config {
 	}
 	if o.Checkpoints {
 		cfg.CheckpointDir = filepath.Join(filepath.Dir(o.StateDir), "checkpoints")
+		cfg.RestoreHold = o.RestoreHold
 	}
 	if o.lsp != nil {
 		// Checked when the flags were parsed.

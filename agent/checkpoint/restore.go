@@ -102,7 +102,13 @@ func (s *Store) Restore(ctx context.Context, p Plan, journal string) (done []str
 		if _, err := j.WriteString("done " + strconv.Quote(path) + "\n"); err != nil {
 			return fmt.Errorf("restore journal %s: %w", journal, err)
 		}
-		return j.Sync()
+		if err := j.Sync(); err != nil {
+			return err
+		}
+		if s.hold > 0 && len(done) == s.hold {
+			select {} // HoldAfter: wait to be killed
+		}
+		return nil
 	}
 	for _, c := range removes {
 		if err := ctx.Err(); err != nil {
@@ -135,4 +141,31 @@ func (s *Store) Restore(ctx context.Context, p Plan, journal string) (done []str
 		err = j.Sync()
 	}
 	return done, err
+}
+
+// JournalDone reads a restore journal: the files it planned and those it
+// finished, and whether it ended.
+func JournalDone(journal string) (planned, done []string, ended bool, err error) {
+	b, err := os.ReadFile(journal)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("restore journal: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		kind, rest, _ := strings.Cut(line, " ")
+		switch kind {
+		case "plan", "done":
+			p, err := strconv.Unquote(rest)
+			if err != nil {
+				continue // a torn last line
+			}
+			if kind == "plan" {
+				planned = append(planned, p)
+			} else {
+				done = append(done, p)
+			}
+		case "end":
+			ended = true
+		}
+	}
+	return planned, done, ended, nil
 }

@@ -33,7 +33,14 @@ var DefaultLimits = Limits{MaxFile: 16 << 20, MaxTotal: 512 << 20, MaxFiles: 200
 type Store struct {
 	dir, root string
 	limits    Limits
+	// hold, when positive, stops a restore for good after that many
+	// files (a debug aid: a test kills the process there).
+	hold int
 }
+
+// HoldAfter makes every restore stop for good after n files (n > 0), so a
+// test can kill the process in the middle of a restore.
+func (s *Store) HoldAfter(n int) { s.hold = n }
 
 // Open returns the store in dir (created on first Capture) of the
 // workspace root.
