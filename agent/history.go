@@ -29,8 +29,13 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	var set *tools.Set
 	// The resource links of prompts (prompt/links), by message id.
 	var links map[string]map[int]sessionlog.PromptLink
+	// The turns a rewind took back are not retold (rewind.go).
+	rewound := rewoundSpans(events)
 	for i := range events {
 		e := &events[i]
+		if inSpans(rewound, i) {
+			continue
+		}
 		switch e.Type {
 		case sessionlog.TypeUserMessage:
 			// What the user typed, and what hooks added (shown as the
@@ -50,6 +55,14 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				for _, p := range m.Content {
 					if p.Type == "text" {
 						u.Thought(ctx, hookNotice(src.Plugin, p.Text))
+					}
+				}
+				continue
+			}
+			if src.Kind == sessionlog.SourceRewind {
+				for _, p := range m.Content {
+					if p.Type == "text" {
+						u.Thought(ctx, p.Text+"\n")
 					}
 				}
 				continue

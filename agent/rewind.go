@@ -378,7 +378,7 @@ func (s *Session) rewind(ctx context.Context, cur int, req RewindRequest) (strin
 	wctx := context.WithoutCancel(ctx)
 	var done []string
 	if len(paths) > 0 {
-		journal := st.NewJournal()
+		journal := st.Journal(cur)
 		if _, err := s.emit(wctx, s.eng.now(), sessionlog.TypeWorkspaceCheckpoint, sessionlog.CheckpointData{
 			Kind: sessionlog.CheckpointRestore, Turn: n, Tree: target.d.Tree, Paths: paths, Forced: req.Force, Journal: journal}, nil, nil); err != nil {
 			return "", err
@@ -471,4 +471,51 @@ func userChanges(ctx context.Context, st *checkpoint.Store, recs []cpRecord, pla
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// rewoundSpans returns, for History, the seq spans [from, to) of the
+// turns rewinds took back: from the turn/start of the first turn a rewind
+// note replaced to the turn/start of the turn that ran the rewind.
+func rewoundSpans(events []sessionlog.Event) [][2]int {
+	var spans [][2]int
+	lastStart := -1
+	var starts []int
+	for i := range events {
+		e := &events[i]
+		if e.Type == sessionlog.TypeTurnStart {
+			lastStart = i
+			starts = append(starts, i)
+			continue
+		}
+		if e.Type != sessionlog.TypeUserMessage || e.SurfaceOp == nil || !e.SurfaceOp.Replace || len(e.SourceEventSeqs) == 0 || !isRewindNote(e) {
+			continue
+		}
+		lo := slices.Min(e.SourceEventSeqs)
+		from := -1
+		for _, s := range starts {
+			if s <= lo {
+				from = s
+			}
+		}
+		if from >= 0 && lastStart > from {
+			spans = append(spans, [2]int{from, lastStart})
+		}
+	}
+	return spans
+}
+
+// isRewindNote reports whether a user/message is a rewind's note.
+func isRewindNote(e *sessionlog.Event) bool {
+	d, err := sessionlog.DecodeData[sessionlog.UserMessage](e)
+	return err == nil && d.Source.Kind == sessionlog.SourceRewind
+}
+
+// inSpans reports whether seq lies in one of spans.
+func inSpans(spans [][2]int, seq int) bool {
+	for _, s := range spans {
+		if seq >= s[0] && seq < s[1] {
+			return true
+		}
+	}
+	return false
 }

@@ -393,6 +393,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.Terminals {
 		args = append(args, "--terminals")
 	}
+	if d.sc.Input.Checkpoints {
+		args = append(args, "--checkpoints")
+	}
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
 	}

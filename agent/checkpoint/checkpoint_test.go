@@ -88,7 +88,7 @@ func TestCaptureRestore(t *testing.T) {
 			c.change(t, ws, out)
 			p, err := st.PlanRestore(ctx, snap.Tree, nil)
 			if err == nil {
-				_, err = st.Restore(ctx, p, st.NewJournal())
+				_, err = st.Restore(ctx, p, st.Journal(1))
 			}
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {

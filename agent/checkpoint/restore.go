@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Plan is what a restore to a tree would change: the files that differ
@@ -55,9 +54,10 @@ func (s *Store) PlanRestore(ctx context.Context, tree string, left []string) (Pl
 	return Plan{Now: now.Tree, Target: tree, Changes: out}, nil
 }
 
-// NewJournal names a fresh restore journal in the store.
-func (s *Store) NewJournal() string {
-	return filepath.Join(s.dir, "restore-"+strconv.FormatInt(time.Now().UnixNano(), 10)+".journal")
+// Journal names the restore journal of a restore the caller numbers n
+// (reel: the turn that runs it); Restore refuses to reuse one.
+func (s *Store) Journal(n int) string {
+	return filepath.Join(s.dir, "restore-"+strconv.Itoa(n)+".journal")
 }
 
 // Restore applies p to the workspace and returns the paths it changed.

@@ -271,6 +271,9 @@ type Input struct {
 	// Terminals is reel acp's --terminals: the persistent terminal tools
 	// are offered.
 	Terminals bool `json:"terminals,omitempty"`
+	// Checkpoints is reel acp's --checkpoints: workspace checkpoints and
+	// the /undo, /rewind and /checkpoints commands.
+	Checkpoints bool `json:"checkpoints,omitempty"`
 	// CodeMode runs reel acp with --code-mode: the model is offered
 	// run_code alone (package agent/codemode).
 	CodeMode bool `json:"codeMode,omitempty"`
@@ -310,7 +313,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -359,6 +362,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.ImageInput, err = m.Value.NonEmpty()
 		case "terminals":
 			in.Terminals, err = m.Value.Bool()
+		case "checkpoints":
+			in.Checkpoints, err = m.Value.Bool()
 		case "codeMode":
 			in.CodeMode, err = m.Value.Bool()
 		case "models":
