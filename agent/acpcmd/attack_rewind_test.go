@@ -2,6 +2,7 @@ package acpcmd_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -249,4 +250,43 @@ func rwStartLoad(t *testing.T, dir, ws string) (*proc, string) {
 	p.initialize()
 	p.call("session/load", map[string]any{"sessionId": "RW", "cwd": ws, "mcpServers": []any{}})
 	return p, "RW"
+}
+
+// TestRewindCommandLine: `reel rewind SESSION N` (with --dry-run first)
+// restores the files of a finished session and takes the turn back, like
+// /rewind N.
+func TestRewindCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	rwFiles(t, ws, map[string]string{"a.txt": "a-old"})
+	p, sid := rwStart(t, dir, ws, "workspace-write", []standin.Response{
+		{ToolCalls: []standin.ToolCall{awToolCall("edit", "bash", map[string]any{"command": "echo a-new > a.txt && echo x > b.txt", "description": "edit"})}},
+		{Text: "edited"},
+	})
+	rwPrompt(t, p, sid, "Edit.")
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command(reelExe, append([]string{"rewind", "--state-dir", filepath.Join(dir, "state")}, args...)...)
+		cmd.Env = baseEnv(t)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("reel rewind %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	if out := run("--dry-run", "RW", "1"); !strings.Contains(out, "- a.txt\n- b.txt\n") {
+		t.Errorf("reel rewind --dry-run printed %q, want the two files", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "a-new\n" {
+		t.Fatalf("the dry run changed a.txt to %q", b)
+	}
+	out := run("RW", "1")
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "a-old" {
+		t.Errorf("a.txt holds %q after reel rewind, want a-old (%q)", b, out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
+		t.Errorf("b.txt is still there after reel rewind (%q)", out)
+	}
 }

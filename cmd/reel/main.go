@@ -29,6 +29,7 @@ commands:
   acp             serve the Agent Client Protocol on stdin/stdout (for editors)
   snapshot        replay, refresh or record the scenario fixtures
   log             inspect, verify, convert and repair session logs
+  rewind          restore a session's files and conversation to before turn N (checkpoints)
   standin         run the scripted stand-in model server
   mcp-standin     run a stand-in MCP server (stdio, or --http ADDR) to try MCP tools
   lsp-standin     run a stand-in language server (stdio) to try the lsp tool
@@ -93,6 +94,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "acp":
 		return acpcmd.Run(ctx, args[1:], env)
+	case "rewind":
+		return acpcmd.Rewind(ctx, args[1:], env)
 	case "log":
 		return logcmd.Run(ctx, args[1:], stdout, stderr, equiv.DiffCommand())
 	case "standin":
