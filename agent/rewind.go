@@ -362,7 +362,7 @@ func (s *Session) rewind(ctx context.Context, cur int, req RewindRequest) (strin
 			return "", fmt.Errorf("cannot rewind to turn %d: %w", n, err)
 		}
 		if len(changed) > 0 && !req.Force && !req.DryRun {
-			return "", fmt.Errorf("Refused: you changed %s since turn %d's checkpoint; a rewind would overwrite that. /rewind %d force overwrites them", strings.Join(changed, ", "), n, n)
+			return "", fmt.Errorf("refused: you changed %s since turn %d's checkpoint; a rewind would overwrite that. /rewind %d force overwrites them", strings.Join(changed, ", "), n, n)
 		}
 	}
 	paths := checkpoint.Paths(plan.Changes)
