@@ -2,6 +2,7 @@ package checkpoint_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,13 @@ func TestCaptureRestore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, map[string]string{"a.txt": "old a"}, ""},
+		{"planted temporary names", func(t *testing.T, ws, _ string) {
+			write(t, filepath.Join(ws, ".gitignore"), "ignored\n.reel-*\n")
+			for i := 1; i <= 3; i++ {
+				write(t, filepath.Join(ws, fmt.Sprintf(".reel-restore-%d-%d", os.Getpid(), i)), "planted")
+			}
+			write(t, filepath.Join(ws, "a.txt"), "changed")
+		}, map[string]string{"a.txt": "old a", ".gitignore": "ignored\n"}, ""},
 		{"ignored symlink dir to outside", func(t *testing.T, ws, out string) {
 			os.RemoveAll(filepath.Join(ws, "dir"))
 			write(t, filepath.Join(ws, ".gitignore"), "ignored\ndir\n")

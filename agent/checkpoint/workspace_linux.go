@@ -116,33 +116,17 @@ func (w *workspace) write(rel, mode string, data []byte) error {
 		return err
 	}
 	defer unix.Close(parent)
-	w.seq++
-	tmp := ".reel-restore-" + strconv.Itoa(unix.Getpid()) + "-" + strconv.Itoa(w.seq)
-	if mode == "120000" {
-		if err := unix.Symlinkat(string(data), parent, tmp); err != nil {
-			return err
+	// A name someone planted is skipped (O_EXCL), never reused.
+	var tmp string
+	for range 100 {
+		w.seq++
+		tmp = ".reel-restore-" + strconv.Itoa(unix.Getpid()) + "-" + strconv.Itoa(w.seq)
+		if err = w.writeTemp(parent, tmp, mode, data); !errors.Is(err, unix.EEXIST) {
+			break
 		}
-	} else {
-		perm := uint32(0o644)
-		if mode == "100755" {
-			perm = 0o755
-		}
-		fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
-		if err != nil {
-			return err
-		}
-		err = writeAll(fd, data)
-		if err == nil {
-			err = unix.Fchmod(fd, perm)
-		}
-		if err == nil {
-			err = unix.Fsync(fd)
-		}
-		unix.Close(fd)
-		if err != nil {
-			_ = unix.Unlinkat(parent, tmp, 0)
-			return err
-		}
+	}
+	if err != nil {
+		return err
 	}
 	base := path.Base(rel)
 	err = unix.Renameat(parent, tmp, parent, base)
@@ -157,6 +141,34 @@ func (w *workspace) write(rel, mode string, data []byte) error {
 		return err
 	}
 	return nil
+}
+
+// writeTemp creates tmp in parent (O_EXCL: never an existing name) as
+// the file or symbolic link the git mode says, with data.
+func (*workspace) writeTemp(parent int, tmp, mode string, data []byte) error {
+	if mode == "120000" {
+		return unix.Symlinkat(string(data), parent, tmp)
+	}
+	perm := uint32(0o644)
+	if mode == "100755" {
+		perm = 0o755
+	}
+	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
+	if err != nil {
+		return err
+	}
+	err = writeAll(fd, data)
+	if err == nil {
+		err = unix.Fchmod(fd, perm)
+	}
+	if err == nil {
+		err = unix.Fsync(fd)
+	}
+	unix.Close(fd)
+	if err != nil {
+		_ = unix.Unlinkat(parent, tmp, 0)
+	}
+	return err
 }
 
 func writeAll(fd int, b []byte) error {
