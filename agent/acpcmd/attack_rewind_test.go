@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -288,5 +289,52 @@ func TestRewindCommandLine(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
 		t.Errorf("b.txt is still there after reel rewind (%q)", out)
+	}
+}
+
+// TestLogFork: `reel log fork LOG --at SEQ --id ID` starts a session from
+// the turns that ended by SEQ; it loads and continues on its own (its
+// first request holds turn 1 only), and the original still loads.
+func TestLogFork(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	state := filepath.Join(dir, "state")
+	rwFiles(t, ws, map[string]string{"a.txt": "a"})
+	p, sid := rwStart(t, dir, ws, "workspace-write", []standin.Response{{Text: "one"}, {Text: "two"}})
+	rwPrompt(t, p, sid, "First turn.")
+	rwPrompt(t, p, sid, "Second turn.")
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	at := -1
+	for _, e := range logEvents(t, state, "RW") {
+		if e.Type == sessionlog.TypeTurnEnd && at < 0 {
+			at = e.Seq
+		}
+	}
+	cmd := exec.Command(reelExe, "log", "fork", filepath.Join(state, "RW.jsonl"), "--at", strconv.Itoa(at), "--id", "FORK")
+	cmd.Env = baseEnv(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("reel log fork: %v\n%s", err, out)
+	}
+	url, model := standinURL(t, &standin.Script{Responses: []standin.Response{{Text: "forked answer"}}})
+	env := append(baseEnv(t), "DEEPSEEK_API_KEY=sk-reel-fake-attack")
+	p2 := startProc(t, dir, env, "acp", "--state-dir", state, "--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+	p2.initialize()
+	p2.call("session/load", map[string]any{"sessionId": "FORK", "cwd": ws, "mcpServers": []any{}})
+	if got := rwPrompt(t, p2, "FORK", "Third turn, in the fork."); !strings.Contains(got, "forked answer") {
+		t.Errorf("the fork answered %q", got)
+	}
+	p2.call("session/load", map[string]any{"sessionId": "RW", "cwd": ws, "mcpServers": []any{}})
+	if code := p2.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1", len(reqs))
+	}
+	body := string(reqs[0])
+	if !strings.Contains(body, "First turn.") || strings.Contains(body, "Second turn.") || !strings.Contains(body, "Third turn") {
+		t.Errorf("the fork's request does not hold turn 1 and the new prompt alone: %s", body)
 	}
 }

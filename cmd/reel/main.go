@@ -97,7 +97,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	case "rewind":
 		return acpcmd.Rewind(ctx, args[1:], env)
 	case "log":
-		return logcmd.Run(ctx, args[1:], stdout, stderr, equiv.DiffCommand())
+		return logcmd.Run(ctx, args[1:], stdout, stderr, equiv.DiffCommand(), logcmd.ForkCommand())
 	case "standin":
 		return standin.Main(ctx, args[1:], stdout, stderr)
 	case "snapshot":
