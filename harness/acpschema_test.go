@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-		"path/filepath"
+	"path/filepath"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"

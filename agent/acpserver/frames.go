@@ -127,6 +127,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	}
 	n, err := l.write(p)
 	if answered != "" {
+		if err == nil {
+			l.writeTrailing(answered)
+		}
 		l.inflight.done(answered)
 	}
 	return n, err
@@ -194,6 +197,10 @@ type inflight struct {
 	pending map[string]int
 	prompts map[string]string // request id → session of an unanswered prompt
 	busy    map[string]bool   // sessions with an unanswered prompt
+	// trailing holds, per session-establishing request, the frames
+	// written right after its answer (after.go).
+	trailing     map[string][][]byte
+	establishing string
 }
 
 func newInflight() *inflight {
@@ -333,8 +340,9 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			}
 			f.inflight.start(id)
 			switch method {
-			case "initialize", "session/new", "session/load":
+			case "initialize", "session/new", "session/load", "session/resume":
 				f.barrier = id
+				f.inflight.establish(id)
 			}
 		}
 		f.buf = append(line, '\n')

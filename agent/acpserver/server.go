@@ -39,6 +39,9 @@ type Config struct {
 	KeyVar string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// ListPageSize is how many sessions one session/list page holds (0:
+	// DefaultListPageSize).
+	ListPageSize int
 }
 
 // Server implements the agent side of ACP over an engine.
@@ -162,7 +165,7 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: srv.eng.ImageInput()},
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Close: &acp.SessionCloseCapabilities{}},
+			SessionCapabilities: srv.sessionCapabilities(),
 			McpCapabilities:     mcpCapabilities,
 		},
 		AuthMethods: srv.authMethods(),
@@ -304,7 +307,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	// Turns a background child's notice starts report with no prompt
 	// pending: their updates go to this session too.
 	s.SetClient(srv.client(s.ID()))
-	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
+	srv.notifyAfterAnswer(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
 }
 
@@ -343,7 +346,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	if t, ok := s.Title(); ok {
 		srv.updates(s.ID()).Title(ctx, t)
 	}
-	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
+	srv.notifyAfterAnswer(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s)}, nil
 }
 
@@ -472,31 +475,6 @@ func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeReque
 	return acp.SetSessionModeResponse{}, nil
 }
 
-// ListSessions implements acp.Agent.
-func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
-	if err := srv.enter(); err != nil {
-		return acp.ListSessionsResponse{}, err
-	}
-	defer srv.exit()
-	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
-	cwd := ""
-	if p.Cwd != nil {
-		cwd = *p.Cwd
-	}
-	for info := range srv.eng.Sessions(ctx, cwd) {
-		if p.Cwd != nil && info.Cwd != *p.Cwd {
-			continue
-		}
-		updated := info.UpdatedAt.Format(time.RFC3339)
-		si := acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated}
-		if info.Title != "" {
-			si.Title = acp.Ptr(info.Title)
-		}
-		resp.Sessions = append(resp.Sessions, si)
-	}
-	return resp, nil
-}
-
 // CloseSession implements acp.Agent.
 func (srv *Server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
 	if err := srv.enter(); err != nil {
@@ -504,11 +482,6 @@ func (srv *Server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (a
 	}
 	defer srv.exit()
 	return acp.CloseSessionResponse{}, acpError(srv.eng.CloseSession(string(p.SessionId)))
-}
-
-// ResumeSession implements acp.Agent; reel resumes through session/load.
-func (srv *Server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
-	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
 }
 
 // availableCommands is the available_commands_update of a session's
