@@ -286,6 +286,9 @@ type frameFilter struct {
 	// ready is closed once the connection is set up; nothing is read
 	// before.
 	ready chan struct{}
+	// methods answers the requests acp-go-sdk has no method for
+	// (extra.go); nil: all go to the SDK.
+	methods map[string]extraMethod
 }
 
 func newFrameFilter(in io.Reader, out io.Writer, log *slog.Logger, fl *inflight) *frameFilter {
@@ -343,6 +346,10 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			case "initialize", "session/new", "session/load", "session/resume":
 				f.barrier = id
 				f.inflight.establish(id)
+			}
+			if h, ok := f.methods[method]; ok {
+				go f.answer(line, h)
+				continue
 			}
 		}
 		f.buf = append(line, '\n')

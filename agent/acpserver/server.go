@@ -63,6 +63,9 @@ type Server struct {
 	// serveCtx is Serve's context: ending it (SIGTERM) also ends prompts.
 	serveCtx context.Context
 	clientFS acp.FileSystemCapabilities
+	// clientNotices and clientCompaction are the client's
+	// session.notices and session.compaction capabilities (extra.go).
+	clientNotices, clientCompaction bool
 }
 
 var (
@@ -102,6 +105,7 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	fl := newInflight()
 	w := newLockedWriter(out, fl, srv.cfg.WriteTimeout)
 	ff := newFrameFilter(in, w, srv.log, fl)
+	ff.methods = srv.extraMethods(ctx)
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
 	srv.conn, srv.inflight = conn, fl
