@@ -66,6 +66,8 @@ type Server struct {
 	// clientNotices and clientCompaction are the client's
 	// session.notices and session.compaction capabilities (extra.go).
 	clientNotices, clientCompaction bool
+	// out is the frame writer, for the frames the SDK cannot encode.
+	out *lockedWriter
 }
 
 var (
@@ -108,7 +110,7 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	ff.methods = srv.extraMethods(ctx)
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
-	srv.conn, srv.inflight = conn, fl
+	srv.conn, srv.inflight, srv.out = conn, fl, w
 	// The connection reads (and may log, or dispatch to handlers that use
 	// srv.conn) only from here on.
 	close(ff.ready)
