@@ -26,9 +26,12 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	// The tools as the live calls were described (looked up once, not per
 	// call).
 	var set *tools.Set
+	anchor := -1 // the last request/context: the step of the next assistant message
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
+		case sessionlog.TypeRequestContext:
+			anchor = e.Seq
 		case sessionlog.TypeUserMessage:
 			// What the user typed, and what hooks added (shown as the
 			// live turn showed it); instruction files, reminders and
@@ -54,6 +57,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			if src.Kind != "user" {
 				continue
 			}
+			markMessage(ctx, u, "user", e.Seq)
 			for _, p := range m.Content {
 				if p.Type == "text" {
 					u.UserText(ctx, p.Text)
@@ -62,6 +66,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				}
 			}
 		case sessionlog.TypeAssistantMessage:
+			markMessage(ctx, u, "assistant", anchor)
 			for _, p := range decodeMessage(e).Message.Content {
 				switch p.Type {
 				case "reasoning":

@@ -280,6 +280,10 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		}
 	}()
 	where := fmt.Sprintf("turn %d step %d", r.turn, step)
+	r.s.mu.Lock()
+	anchor := lastContextSeq(r.s.log.Log().Events())
+	r.s.mu.Unlock()
+	markMessage(ctx, r.c.Updates, "assistant", anchor)
 	stream, err := r.s.provider.Stream(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)

@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"strconv"
 	"strings"
+
+	"github.com/reel-agent/reel/sessionlog"
 )
 
 // Notice is information from reel to the user about the session that is
@@ -77,4 +80,36 @@ func showCompaction(ctx context.Context, u Updates, c Compaction) {
 		return
 	}
 	u.Text(ctx, c.Text)
+}
+
+// MessageMarker is implemented by Updates that label message chunks:
+// Message says that the chunks that follow, up to the next Message, belong
+// to the message named id. Role is "assistant" (Text and Thought) or
+// "user" (UserText, history only). The id is derived from the log, so a
+// message has the same id live, after a load and after a restart: an
+// assistant message is named by the seq of its step's request/context
+// event, a user message by the seq of its user/message event.
+type MessageMarker interface {
+	Message(ctx context.Context, role, id string)
+}
+
+// messageID is the id of the message anchored at log seq.
+func messageID(seq int) string { return "m" + strconv.Itoa(seq) }
+
+// markMessage tells u, when it labels messages, that a message begins.
+func markMessage(ctx context.Context, u Updates, role string, seq int) {
+	if m, ok := u.(MessageMarker); ok && seq >= 0 {
+		m.Message(ctx, role, messageID(seq))
+	}
+}
+
+// lastContextSeq is the seq of the last request/context event of events
+// (-1 when none).
+func lastContextSeq(events []sessionlog.Event) int {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == sessionlog.TypeRequestContext {
+			return events[i].Seq
+		}
+	}
+	return -1
 }

@@ -105,6 +105,9 @@ func TestNoticesAndCompactionByCapability(t *testing.T) {
 			if code := p.finish(); code != 0 {
 				t.Fatalf("reel exited %d; stderr:\n%s", code, p.stderr.String())
 			}
+			if n := checkFrames(t, p, map[string]string{"1": "InitializeResponse"}); n < 10 {
+				t.Errorf("only %d frames checked against the ACP schema", n)
+			}
 		})
 	}
 }

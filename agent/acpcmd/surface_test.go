@@ -348,4 +348,5 @@ func TestDeleteSessionUnderAttack(t *testing.T) {
 		t.Fatalf("reel exited %d; stderr:\n%s", code, p.stderr.String())
 	}
 	checkFramesOnly(t, p.stdoutLines())
+	checkFrames(t, p, map[string]string{"1": "InitializeResponse"})
 }

@@ -76,7 +76,8 @@ func (u updates) sendRaw(update any) {
 // advertised session.notices, else the thought it always was.
 func (u updates) Notice(ctx context.Context, n agent.Notice) {
 	if notices, _ := u.srv.capabilities(); !notices {
-		u.Thought(ctx, n.Text)
+		// A thought of no message: the notice is reel's, not the model's.
+		u.send(ctx, acp.UpdateAgentThoughtText(n.Text))
 		return
 	}
 	u.sendRaw(noticeUpdate{SessionUpdate: "notice", Severity: n.Severity, Title: n.Title, Description: n.Detail})

@@ -68,6 +68,8 @@ type Server struct {
 	clientNotices, clientCompaction bool
 	// out is the frame writer, for the frames the SDK cannot encode.
 	out *lockedWriter
+	// messages is each session's current message ids (messageid.go).
+	messages map[string]*messageIDs
 }
 
 var (
