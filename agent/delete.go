@@ -70,7 +70,7 @@ func (e *Engine) DeleteSession(ctx context.Context, id string) error {
 		}
 	}
 	e.mu.Lock()
-	for _, d := range doomed {
+	for _, d := range doomed[1:] {
 		if _, open := e.sessions[d]; open {
 			e.mu.Unlock()
 			return invalid(fmt.Sprintf("session %s has a subagent session %s open in this process: close %s first", id, d, id))
