@@ -242,7 +242,7 @@ func segments(steps []scenario.Step) [][]scenario.Step {
 	var out [][]scenario.Step
 	cur := []scenario.Step{}
 	for _, s := range steps {
-		if s.Op == scenario.OpLoadSession && !onlyInitialize(cur) {
+		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession) && !onlyInitialize(cur) {
 			out = append(out, cur)
 			cur = []scenario.Step{}
 		}
@@ -271,7 +271,7 @@ func opens(seg []scenario.Step, created int) []int {
 		case scenario.OpNewSession:
 			out = append(out, created)
 			created++
-		case scenario.OpLoadSession:
+		case scenario.OpLoadSession, scenario.OpResumeSession:
 			out = append(out, s.Session)
 		}
 	}

@@ -58,6 +58,9 @@ const (
 	OpCancel Op = "cancel"
 	// OpListSessions sends "session/list" for the run's cwd.
 	OpListSessions Op = "listSessions"
+	// OpResumeSession restarts the agent as a fresh process and sends
+	// "session/resume" for session Session (no history is streamed back).
+	OpResumeSession Op = "resumeSession"
 )
 
 // Driver is what runs a scenario's steps: one method per run function of
@@ -95,6 +98,8 @@ type Driver interface {
 	Cancel(ctx context.Context, st Step) error
 	// ListSessions runs OpListSessions.
 	ListSessions(ctx context.Context, st Step) error
+	// ResumeSession runs OpResumeSession.
+	ResumeSession(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -152,6 +157,8 @@ var vocabulary = []opSpec{
 		doc: "sends the `session/cancel` notification"},
 	{op: OpListSessions, run: Driver.ListSessions,
 		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity)"},
+	{op: OpResumeSession, optional: []string{fSession}, run: Driver.ResumeSession,
+		doc: "restarts the agent as a fresh process and sends `session/resume`: the session reopens without its history streamed back"},
 }
 
 // byName indexes the vocabulary by op name and by twin name.

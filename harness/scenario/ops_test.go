@@ -47,6 +47,9 @@ func (r *recorder) Cancel(_ context.Context, st Step) error      { return r.note
 func (r *recorder) ListSessions(_ context.Context, st Step) error {
 	return r.note("ListSessions", st)
 }
+func (r *recorder) ResumeSession(_ context.Context, st Step) error {
+	return r.note("ResumeSession", st)
+}
 
 var _ Driver = (*recorder)(nil)
 
@@ -70,6 +73,7 @@ func TestStepRun(t *testing.T) {
 		OpSetMode:                      "SetMode",
 		OpCancel:                       "Cancel",
 		OpListSessions:                 "ListSessions",
+		OpResumeSession:                "ResumeSession",
 	}
 	if len(Ops()) != len(want) {
 		t.Errorf("Ops() has %d ops, the test knows %d", len(Ops()), len(want))

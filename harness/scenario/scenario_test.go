@@ -173,7 +173,8 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"cancel"},
 		{"op":"loadSession","session":1},
 		{"op":"loadSession","expectError":true},
-		{"op":"listSessions"}
+		{"op":"listSessions"},
+		{"op":"resumeSession","session":0}
 	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never"}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
@@ -216,6 +217,7 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpLoadSession, Session: 1},
 			{Op: OpLoadSession, ExpectError: true},
 			{Op: OpListSessions},
+			{Op: OpResumeSession},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",
