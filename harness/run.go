@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -518,9 +519,23 @@ var initializeParams = map[string]any{
 // scenario.
 var _ scenario.Driver = (*driver)(nil)
 
-// Initialize sends initialize.
-func (d *driver) Initialize(ctx context.Context, _ scenario.Step) error {
-	return d.p.client.Call(ctx, "initialize", initializeParams, nil)
+// Initialize sends initialize, with the session capabilities the step
+// asks for.
+func (d *driver) Initialize(ctx context.Context, st scenario.Step) error {
+	if !st.Notices && !st.Compaction {
+		return d.p.client.Call(ctx, "initialize", initializeParams, nil)
+	}
+	caps := map[string]any{}
+	maps.Copy(caps, initializeParams["clientCapabilities"].(map[string]any))
+	session := map[string]any{}
+	if st.Notices {
+		session["notices"] = map[string]any{}
+	}
+	if st.Compaction {
+		session["compaction"] = map[string]any{}
+	}
+	caps["session"] = session
+	return d.p.client.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, nil)
 }
 
 // NewSession sends session/new and records the session's id.

@@ -27,12 +27,14 @@ const (
 	fSession     = "session"
 	fMode        = "mode"
 	fExpectError = "expectError"
+	fNotices     = "notices"
+	fCompaction  = "compaction"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError, fNotices, fCompaction}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -65,6 +67,9 @@ type Step struct {
 	// ExpectError says the agent must answer the step's request with a
 	// JSON-RPC error (OpPrompt, OpLoadSession).
 	ExpectError bool
+	// Notices and Compaction make OpInitialize advertise the client
+	// capabilities session.notices and session.compaction.
+	Notices, Compaction bool
 }
 
 // FileWait names a file, relative to the run's cwd, whose appearance a step
@@ -130,6 +135,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v = s.Mode
 		case fExpectError:
 			v, present = s.ExpectError, s.ExpectError
+		case fNotices:
+			v, present = s.Notices, s.Notices
+		case fCompaction:
+			v, present = s.Compaction, s.Compaction
 		}
 		if !present {
 			continue
@@ -465,6 +474,10 @@ func step(v strictjson.Value) (Step, error) {
 			s.Mode, err = m.Value.NonEmpty()
 		case fExpectError:
 			s.ExpectError, err = m.Value.Bool()
+		case fNotices:
+			s.Notices, err = m.Value.Bool()
+		case fCompaction:
+			s.Compaction, err = m.Value.Bool()
 		}
 		if err != nil {
 			return s, err

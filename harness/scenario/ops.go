@@ -127,8 +127,8 @@ type opSpec struct {
 // ParseInput dispatches on it, Step.Run runs it, Ops lists it, and
 // docs/scenarios.md's table of ops is generated from it (TestDocOpTable).
 var vocabulary = []opSpec{
-	{op: OpInitialize, run: Driver.Initialize,
-		doc: "sends `initialize`"},
+	{op: OpInitialize, optional: []string{fNotices, fCompaction}, run: Driver.Initialize,
+		doc: "sends `initialize`; `notices: true` / `compaction: true` advertise the client capabilities `session.notices` / `session.compaction`"},
 	{op: OpNewSession, run: Driver.NewSession,
 		doc: "sends `session/new`; sessions are indexed 0, 1, … in creation order"},
 	{op: OpPrompt, required: []string{fText}, optional: []string{fSession, fExpectError}, prompt: true, run: Driver.Prompt, twin: "promptExpectError",
