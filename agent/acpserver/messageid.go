@@ -57,3 +57,10 @@ func (srv *Server) messageID(session, role string) *string {
 	}
 	return &id
 }
+
+// forgetMessages drops session's message ids (the session was closed).
+func (srv *Server) forgetMessages(session string) {
+	srv.mu.Lock()
+	delete(srv.messages, session)
+	srv.mu.Unlock()
+}

@@ -489,7 +489,11 @@ func (srv *Server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (a
 		return acp.CloseSessionResponse{}, err
 	}
 	defer srv.exit()
-	return acp.CloseSessionResponse{}, acpError(srv.eng.CloseSession(string(p.SessionId)))
+	if err := srv.eng.CloseSession(string(p.SessionId)); err != nil {
+		return acp.CloseSessionResponse{}, acpError(err)
+	}
+	srv.forgetMessages(string(p.SessionId))
+	return acp.CloseSessionResponse{}, nil
 }
 
 // availableCommands is the available_commands_update of a session's
