@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/reel-agent/reel/agent/askuser"
 
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
@@ -119,6 +120,9 @@ type Client struct {
 	Updates  Updates
 	Approver Approver
 	FS       tools.FileSystem
+	// Questions, when non-nil, answers the model's ask_user_question
+	// calls (package askuser); nil refuses them.
+	Questions askuser.Asker
 }
 
 // StopReason says why a prompt's turn ended. The values are ACP's stop

@@ -1,9 +1,11 @@
 package agent
 
 import (
+	"github.com/reel-agent/reel/agent/lsp"
 	"log/slog"
 	"time"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/skills"
@@ -123,14 +125,25 @@ type Config struct {
 	// GlobNoSpill keeps an over-cap glob result from saving its whole
 	// sorted list (tools.Env.GlobNoSpill).
 	GlobNoSpill bool
+	// SessionQuery offers the session query tool, session_event_read (agent/sessionquery),
+	// which reads the calling session's own log. Off by default, as the
+	// reference ships it (an opt-in package).
+	SessionQuery bool
 	// Skills configures where skills (SKILL.md packs) are found;
 	// DisableSkills turns the catalog, the skill tool's packs and the
 	// skill slash commands off.
 	Skills        skills.Options
 	DisableSkills bool
+	// LSP, when non-nil, offers the lsp tool (package lsp), whose
+	// language servers each session starts on first use and stops when
+	// it closes.
+	LSP *lsp.Tool
 	// NetworkOff refuses web_fetch (the user started reel with the
 	// network off for its tools).
 	NetworkOff bool
+	// Terminals offers the persistent terminal tools (package
+	// agent/terminal), opt-in as in the reference.
+	Terminals bool
 	// ChildAfterTurn makes a background child's first turn wait until
 	// its parent has no turn in progress, and HoldForChildren keeps a
 	// session's prompt unanswered (and its next-step messages, a report,
@@ -156,6 +169,11 @@ type Config struct {
 	// MCP connects the MCP servers a client passes with a session; nil
 	// connects them live with package mcp.
 	MCP MCPConnector
+	// CodeMode offers the model run_code alone, with the other tools
+	// declared in the system prompt for its programs to call (package
+	// codemode); CodeLimits bound each run (zero fields: the defaults).
+	CodeMode   bool
+	CodeLimits codemode.Limits
 	// MCPTrusted names the MCP servers whose tools run without asking
 	// the user ("*": every server); the others' calls are approved per
 	// call or for the session.

@@ -13,10 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/sessionquery"
 	"github.com/reel-agent/reel/agent/skills"
+	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -145,6 +148,11 @@ func (e *Engine) NewSession(ctx context.Context, cwd string, opts ...SessionOpti
 		_ = w.Close()
 		return nil, err
 	}
+	if o.questions {
+		if err := s.offerQuestions(); err != nil {
+			return nil, e.abandon(s, err)
+		}
+	}
 	now := e.now()
 	if _, err := s.emit(ctx, now, sessionlog.TypeSandboxMode, sessionlog.SandboxModeData{Mode: string(e.cfg.Mode), Source: "config"}, nil, nil); err != nil {
 		return nil, e.abandon(s, err)
@@ -227,6 +235,11 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 			s.mu.Lock()
 			s.ceilingMode, s.ceilingApprove, s.upID = mode, policy, c.Parent
 			s.mu.Unlock()
+		}
+	}
+	if o.questions {
+		if err := s.offerQuestions(); err != nil {
+			return nil, e.abandon(s, err)
 		}
 	}
 	if err := s.connectMCP(ctx, index, o.mcp); err != nil {
@@ -412,6 +425,18 @@ func toolSetWith(cfg Config, escalation bool, extra []tools.Tool) (*tools.Set, e
 	list := tools.DefaultTools(tools.Options{Escalation: escalation})
 	list = append(list, tools.WebFetch{NetworkOff: cfg.NetworkOff}, skills.Tool{Options: cfg.Skills}, tools.Subagent{}, tools.Subagent{Fork: true},
 		tools.SendMessage{}, tools.ListAgents{}, tools.InterruptAgent{})
+	if cfg.Terminals {
+		list = append(list, terminal.Tools()...)
+	}
+	if cfg.SessionQuery {
+		list = append(list, sessionquery.EventRead{})
+	}
+	if cfg.LSP != nil {
+		list = append(list, cfg.LSP)
+	}
+	if cfg.CodeMode {
+		list = append(list, codemode.Tool{Limits: cfg.CodeLimits})
+	}
 	return tools.NewSet(append(list, extra...)...)
 }
 

@@ -1,9 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -13,7 +13,8 @@ import (
 )
 
 // History replays the session's conversation to u in log order, the way a
-// live turn reported it: the user's prompts, thoughts, answer text, tool
+// live turn reported it: the user's prompts (their images and resource
+// links as sent when u is a PromptReplay), thoughts, answer text, tool
 // calls (titles, kinds, absolute locations) with their final status,
 // output and file diffs, the plans, and hooks' context as thoughts.
 // Messages the engine entered for the model (instruction files, reminders,
@@ -27,6 +28,8 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	// call).
 	var set *tools.Set
 	anchor := -1 // the last request/context: the step of the next assistant message
+	// The resource links of prompts (prompt/links), by message id.
+	var links map[string]map[int]sessionlog.PromptLink
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -58,12 +61,13 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				continue
 			}
 			markMessage(ctx, u, "user", e.Seq)
-			for _, p := range m.Content {
-				if p.Type == "text" {
-					u.UserText(ctx, p.Text)
-				} else if a := p.Attachment; p.Type == sessionlog.PartImage && a != nil {
-					u.UserText(ctx, fmt.Sprintf("[image: %s, %dx%d px]", a.MediaType, a.Width, a.Height))
+			s.retellPrompt(ctx, u, &m, links[m.ID])
+		case sessionlog.TypePromptLinks:
+			if id, l, ok := promptLinks(e); ok {
+				if links == nil {
+					links = map[string]map[int]sessionlog.PromptLink{}
 				}
+				links[id] = l
 			}
 		case sessionlog.TypeAssistantMessage:
 			markMessage(ctx, u, "assistant", anchor)
@@ -118,7 +122,9 @@ func (s *Session) History(ctx context.Context, u Updates) {
 // of events that reported one.
 func lastUsage(events []sessionlog.Event, window int) (ContextUsage, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Type != sessionlog.TypeAssistantMessage {
+		// A message without a usage member is skipped undecoded (a text
+		// that merely mentions one is decoded and skipped).
+		if events[i].Type != sessionlog.TypeAssistantMessage || !bytes.Contains(events[i].Data, []byte(`"usage"`)) {
 			continue
 		}
 		d, err := sessionlog.DecodeData[sessionlog.AssistantMessageData](&events[i])

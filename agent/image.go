@@ -44,7 +44,10 @@ func (e *Engine) ImageInput() bool {
 // link that cannot be read — becomes a note the model reads in its place
 // and the user sees as a thought: nothing is dropped silently. An error
 // means the store failed.
-func (r *run) promptMessage(ctx context.Context, prompt []Content) (sessionlog.UserMessage, error) {
+//
+// links are the prompt's resource links, each with the index of the part
+// that stands for it, for the prompt/links record (see recordLinks).
+func (r *run) promptMessage(ctx context.Context, prompt []Content) (_ sessionlog.UserMessage, links []sessionlog.PromptLink, _ error) {
 	parts := make([]sessionlog.ContentPart, 0, len(prompt))
 	for _, c := range prompt {
 		var p sessionlog.ContentPart
@@ -60,14 +63,28 @@ func (r *run) promptMessage(ctx context.Context, prompt []Content) (sessionlog.U
 			p = sessionlog.TextPart(c.Text)
 		}
 		if err != nil {
-			return sessionlog.UserMessage{}, err
+			return sessionlog.UserMessage{}, nil, err
 		}
 		if breakImages() && p.Type == sessionlog.PartImage {
 			continue
 		}
+		if c.Link != "" {
+			links = append(links, sessionlog.PromptLink{Part: len(parts), URI: c.Link, Name: c.LinkName, Title: c.LinkTitle, MimeType: c.LinkMimeType})
+		}
 		parts = append(parts, p)
 	}
-	return sessionlog.NewUserMessage(r.e.newID(), parts...), nil
+	return sessionlog.NewUserMessage(r.e.newID(), parts...), links, nil
+}
+
+// recordLinks writes the prompt/links record of the prompt message m
+// (nothing for a prompt without links), before m itself is written, so a
+// loaded session retells each link as the link the user sent.
+func (r *run) recordLinks(ctx context.Context, m sessionlog.UserMessage, links []sessionlog.PromptLink) error {
+	if len(links) == 0 {
+		return nil
+	}
+	_, err := r.s.emit(ctx, r.e.now(), sessionlog.TypePromptLinks, sessionlog.PromptLinksData{MessageID: m.ID, Links: links}, nil, nil)
+	return err
 }
 
 // unsent is the note standing for content that is not sent: the model reads

@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/internal/jsrules"
 	"github.com/reel-agent/reel/sessionlog"
@@ -86,9 +90,43 @@ func (o jobOwner) Jobs() *tools.Jobs {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.table == nil {
-		j.table = tools.NewJobs(tools.DefaultJobLimit, func(info tools.JobInfo) { s.queueNotice(s.jobNotice(info)) })
+		j.table = tools.NewJobs(tools.DefaultJobLimit, func(info tools.JobInfo) {
+			if info.SpawnFailed {
+				s.queueNoticeLate(s.jobNotice(info))
+				return
+			}
+			s.queueNotice(s.jobNotice(info))
+		})
 	}
 	return j.table
+}
+
+// terminalSandbox is the optional part of a Sandbox that builds the
+// command of a persistent terminal (its PTY the shell's controlling
+// terminal).
+type terminalSandbox interface {
+	TerminalCommand(mode sandbox.Mode, cwd string) tools.CommandFunc
+}
+
+// Terminals implements terminal.Host: the session's terminals, opened
+// under the calls' mode through the sandbox's terminal command (a
+// Sandbox without one opens none in a confining mode), without the model
+// keys in their environment.
+func (o jobOwner) Terminals() terminal.Scope {
+	s := o.s
+	sc := terminal.Scope{Manager: &s.terms, Mode: o.mode, Cwd: s.cwd}
+	switch sb := s.eng.cfg.Sandbox.(type) {
+	case nil:
+		sc.Env = withoutSecrets(os.Environ())
+	case terminalSandbox:
+		sc.Command = scrubbed(sb.TerminalCommand(o.mode, s.cwd))
+	default:
+		mode := o.mode
+		sc.Command = func(context.Context, string, string) (*exec.Cmd, error) {
+			return nil, fmt.Errorf("%s this sandbox cannot open terminals", sandbox.Marker(mode))
+		}
+	}
+	return sc
 }
 
 // runnerFailedLine is what job_output adds to the reads of a job whose

@@ -736,6 +736,12 @@ func (e *Engine) assistantData(turn, step int, model string, res *callResult, in
 		n += 64 + len(b.Raw) + len(b.Text) + len(b.ID) + len(b.Name) + len(b.Arguments)
 	}
 	d := sessionlog.NewAssistantMessage(turn, step, e.cfg.Provider, model, e.newID(), parts...)
+	if rs := res.asm.ReplayState(); rs != nil {
+		// The recording system's provider envelope, pruned in step with
+		// the blocks kept: it travels with the message it describes.
+		d.Message.Source.Extra = append(d.Message.Source.Extra, sessionlog.Member{Key: "replayState", Value: rs})
+		n += len(rs)
+	}
 	if u := res.asm.Usage(); u != nil {
 		d.Usage = u.AppendJSON(nil)
 	}

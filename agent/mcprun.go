@@ -88,6 +88,8 @@ type sessionOptions struct {
 	// parent, when set, is the live session a loaded child is bound by
 	// (its mode and policy are never wider than parent's).
 	parent *Session
+	// questions offers ask_user_question (WithQuestions).
+	questions bool
 }
 
 // withParent makes LoadSession bind the loaded child to the live parent p.
@@ -199,7 +201,7 @@ func (s *Session) connectMCP(ctx context.Context, index int, servers []mcp.Serve
 			e.log.Info("MCP server connected", "session", s.id, "server", srv.Name, "tools", len(srv.Tools))
 		}
 	}
-	list := conn.Tools()
+	list := append(conn.Tools(), s.questionTools()...)
 	confined, err := toolSetWith(e.cfg, true, list)
 	if err == nil {
 		var full *tools.Set

@@ -9,6 +9,9 @@ import "github.com/reel-agent/reel/sessionlog"
 // the next prompt.
 type notices struct {
 	pending []sessionlog.UserMessage
+	// late are notices for the step after the next: they join pending
+	// when the next step took its notices.
+	late []sessionlog.UserMessage
 	// invoked are the skills the running prompt named (/name), for its
 	// first step.
 	invoked []sessionlog.UserMessage
@@ -39,11 +42,23 @@ func (s *Session) takeInvoked() []sessionlog.UserMessage {
 	return out
 }
 
-// takeNotices returns the queued notices, oldest first, and forgets them.
+// queueNoticeLate queues m for the step after the next one: the order in
+// which the reference agent learns of what a call only reports after it
+// returned (a background process that could not be spawned is an
+// asynchronous error event there, which arrives once the next step has
+// claimed its messages).
+func (s *Session) queueNoticeLate(m sessionlog.UserMessage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notices.late = append(s.notices.late, m)
+}
+
+// takeNotices returns the queued notices, oldest first, and forgets them;
+// the late ones become the next step's.
 func (s *Session) takeNotices() []sessionlog.UserMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := s.notices.pending
-	s.notices.pending = nil
+	s.notices.pending, s.notices.late = s.notices.late, nil
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -68,9 +69,14 @@ func (s *Session) assembleHeader(mode sandbox.Mode, approval string) sessionlog.
 		system += "\n## Background subagent\n\n" + tools.ReportSection + "\n"
 	}
 	s.mu.Unlock()
+	schemas := s.toolsFor(mode).Schemas()
+	if e.cfg.CodeMode {
+		system += "\n" + codemode.PromptSection(schemas, e.cfg.CodeLimits)
+		schemas = codemode.Tool{}.WireSchemas()
+	}
 	return sessionlog.RequestHeader{
 		Config: s.requestContext().AppendJSON(nil),
 		System: system,
-		Tools:  s.toolsFor(mode).Schemas(),
+		Tools:  schemas,
 	}
 }

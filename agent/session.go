@@ -9,6 +9,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/terminal"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -20,6 +21,9 @@ type Session struct {
 	eng *Engine
 	id  string
 	cwd string
+	// asks says the session offers ask_user_question (askrun.go); set
+	// before the session runs, under mu.
+	asks bool
 	// transcript is the file holding the log ("" when the store has none
 	// of its own).
 	transcript string
@@ -29,6 +33,9 @@ type Session struct {
 	// step to the next (see llm.Memo).
 	memo     llm.Memo
 	provider llm.Provider
+	// keep holds what tools keep for the session's life (the lsp tool's
+	// language servers); close closes it.
+	keep tools.Keep
 
 	mu  sync.Mutex // guards log appends and the fields below
 	log *sessionlog.Session
@@ -66,8 +73,10 @@ type Session struct {
 	child      bool
 	descriptor *sessionlog.SubagentDescriptorData
 
-	// jobs are the session's background processes.
-	jobs jobs
+	// jobs are the session's background processes, terms its persistent
+	// terminals.
+	jobs  jobs
+	terms terminal.Manager
 	// mcp is the session's MCP servers (nil: none); confined and full are
 	// then the engine's tool sets plus their tools (nil: the engine's).
 	// mcpProblems are the servers that could not be used, for the next
@@ -374,6 +383,10 @@ func (s *Session) close(refuseBusy bool) error {
 		return busy(fmt.Sprintf("session %s is busy; cancel the prompt first", s.id))
 	}
 	s.jobs.stopAll()
+	s.terms.CloseAll()
+	if err := s.keep.Close(); err != nil {
+		s.eng.log.Warn("closing the session's language servers", "session", s.id, "err", err)
+	}
 	s.stopTitle()
 	if s.stopStart != nil {
 		s.stopStart()

@@ -104,7 +104,8 @@ func (s *Session) descendsFrom(ancestor *Session) bool {
 
 // stopWiderJobs stops the background jobs of s and of its live
 // descendants that were started under a mode wider than their session's
-// effective mode now (after s was narrowed).
+// effective mode now (after s was narrowed), and the language servers
+// they keep (started again under the new mode on their next use).
 func (e *Engine) stopWiderJobs(s *Session) {
 	e.mu.Lock()
 	live := make([]*Session, 0, len(e.sessions))
@@ -119,6 +120,15 @@ func (e *Engine) stopWiderJobs(s *Session) {
 		mode := d.Mode()
 		if n := d.jobs.stopWiderThan(mode); n > 0 {
 			e.log.Info("stopped background jobs started under a wider mode", "session", d.id, "narrowed", s.id, "mode", mode, "jobs", n)
+		}
+		if n := d.terms.CloseWider(mode); n > 0 {
+			e.log.Info("closed terminals opened under a wider mode", "session", d.id, "narrowed", s.id, "mode", mode, "terminals", n)
+		}
+		// What tools keep (language servers) runs under the mode it was
+		// started in: it is stopped, and started again under the new one
+		// on its next use.
+		if err := d.keep.Reset(); err != nil {
+			e.log.Warn("stopping the session's language servers", "session", d.id, "err", err)
 		}
 	}
 }

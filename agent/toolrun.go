@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
@@ -207,6 +208,12 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 		return res, false
 	}
 	fail := func(text string) (tools.Result, bool) { return tools.Result{Text: text, IsError: true}, false }
+	if r.e.cfg.CodeMode {
+		_, inner := innerCall(ctx)
+		if err := codemode.Admit(call.Name, inner); err != nil {
+			return fail(err.Error())
+		}
+	}
 	tool, err := r.s.toolsFor(mode).Lookup(call.Name)
 	if err != nil {
 		return fail(err.Error())
@@ -264,9 +271,18 @@ func (r *run) execTool(ctx context.Context, pc *ToolCall) (res tools.Result, ran
 	env.CallID = call.ID
 	env.Delegator = delegator{r}
 	env.Coordinator = coordinator{r}
+	if call.Name == codemode.ToolName {
+		env.Dispatcher = codeDispatcher{r: r, root: call.ID, mode: mode}
+	}
 	wctx := context.WithoutCancel(ctx)
-	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, call.ID, output) }
-	res, err = r.runContained(ctx, tool, env, call.Arguments)
+	// A program's call (run_code) is not the editor's: its output shows
+	// on the run_code call it was made from.
+	shown := call.ID
+	if root, ok := innerCall(ctx); ok {
+		shown = root
+	}
+	env.Progress = func(output string) { r.c.Updates.ToolProgress(wctx, shown, output) }
+	res, err = r.runContained(r.askContext(ctx), tool, env, call.Arguments)
 	if err != nil && res.Text == "" {
 		return tools.Result{Text: err.Error(), IsError: true}, true
 	}
@@ -380,9 +396,12 @@ func (r *run) toolEnv(mode sandbox.Mode) *tools.Env {
 	confined := e.cfg.Sandbox != nil && mode.Confines()
 	env := &tools.Env{Cwd: s.cwd, Owner: s.jobs.owner(s, mode, confined), Spill: s.spill, FS: r.c.FS, MaxInlineBytes: e.cfg.MaxInlineBytes,
 		GlobMaxResults: e.cfg.GlobMaxResults, GlobSample: e.cfg.GlobSample, GlobNoSpill: e.cfg.GlobNoSpill,
-		ImageInput: e.ImageInput(), ImageModel: e.cfg.Model}
+		ImageInput: e.ImageInput(), ImageModel: e.cfg.Model, Keep: &s.keep, Mode: string(mode)}
 	if !e.cfg.DisableReadGuard {
 		env.Observed = &s.observed
+	}
+	if e.cfg.SessionQuery {
+		env.History = history{s}
 	}
 	if e.cfg.SpillDir != "" {
 		// Without a SpillDir the tools use the temp dir; joining "" with

@@ -20,6 +20,9 @@ type Content struct {
 	Image *Attached
 	Blob  *Attached
 	Link  string
+	// LinkName, LinkTitle and LinkMimeType are the resource link's other
+	// members, kept so a loaded session retells the link as sent.
+	LinkName, LinkTitle, LinkMimeType string
 }
 
 // Command is a slash command a client may offer its user.
@@ -139,7 +142,10 @@ func (r *run) promptTurn(ctx context.Context, prompt []Content, started []*HookC
 		return aborted()
 	}
 	first := r.enterHookContext(ctx, started...)
-	msg, err := r.promptMessage(ctx, prompt)
+	msg, links, err := r.promptMessage(ctx, prompt)
+	if err == nil {
+		err = r.recordLinks(ctx, msg, links)
+	}
 	if err != nil {
 		return failEnd(err)
 	}

@@ -62,6 +62,8 @@ func TestTranscriptFramesMatchTheACPSchema(t *testing.T) {
 		"session/request_permission": "RequestPermissionRequest",
 		"fs/read_text_file":          "ReadTextFileRequest",
 		"fs/write_text_file":         "WriteTextFileRequest",
+		"elicitation/create":         "CreateElicitationRequest",
+		"$/cancel_request":           "CancelRequestNotification",
 	}
 	files, err := filepath.Glob(filepath.Join("..", "snapshots", "transcripts", "*.snap.jsonl"))
 	if err != nil || len(files) == 0 {

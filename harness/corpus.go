@@ -27,10 +27,16 @@ import (
 
 // reelTools are the tools reel has; a corpus scenario whose recording calls
 // anything else is outside reel's vocabulary.
-var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill",
+var reelTools = []string{"bash", "read", "read_image", "write", "edit", "glob", "grep", "todo_write", "web_fetch", "skill", "job_output", "job_kill", "lsp",
 	// Children, foreground and background (continuable), and the tools
 	// that steer the continuable ones.
-	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report"}
+	"subagent", "subagent_fork", "send_message", "list_agents", "interrupt_agent", "report",
+	// Persistent terminals (on with --terminals, see CorpusPreps).
+	"terminal_open", "terminal_send", "terminal_read", "terminal_signal", "terminal_list", "terminal_close",
+	// The session query tool, offered with --session-query.
+	"session_event_read",
+	// Code mode's one tool (reel acp --code-mode, package codemode).
+	"run_code"}
 
 // Corpus verdicts.
 const (

@@ -71,6 +71,17 @@ var CorpusPreps = map[string]CorpusPrep{
 			"holds each link's target name as a plain file, so the links are made again",
 		Workspace: prepareInstructions,
 	},
+	"code-mode-turn": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/code-mode.cordis.yml (its sibling code-mode.cordis.snapshot.yml " +
+			"under replay), whose tools config sets mode: code and mounts the worker-thread code runtime: the model is offered " +
+			"run_code alone and calls the other tools from its program; reel's --code-mode",
+		Args: []string{"--code-mode"},
+	},
+	"code-mode-workspace-context": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/code-mode-workspace-context.cordis.yml (code mode, as " +
+			"code-mode.cordis.yml, with workspace instructions on); reel's --code-mode",
+		Args: []string{"--code-mode"},
+	},
 	"bash-spill": {
 		Source: "acp.snapshot.ts runs it with configPath FS_CONFIG, examples/acp-agent/fs.cordis.yml, whose spill-policy " +
 			"sets maxInlineBytes to 800 under DSH_SNAPSHOT (50000 otherwise)",
@@ -147,10 +158,41 @@ var CorpusPreps = map[string]CorpusPrep{
 			"its first step",
 		Args: []string{"--debug-fail-subagent-turn", "3"},
 	},
+	"pty-tools": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/pty.cordis.yml, which opts into the persistent terminal " +
+			"plugins (dsh-terminal, dsh-terminal-bash, dsh-tool-terminal) beside the default tools; its replay sibling " +
+			"pty.cordis.snapshot.yml swaps the bash backend for the in-memory pty-snapshot-backend.mjs (its prompt `dsh> `, " +
+			"a send's viewport the text, PTY_OK and the prompt) and caps a terminal result at 64 bytes (maxResultBytes); " +
+			"reel opts in with --terminals and runs a real shell, whose results the terminal rules compare",
+		Args: []string{"--terminals"},
+	},
+	"lsp-definition": {
+		Source: "acp.snapshot.ts runs it with examples/acp-agent/tests/lsp.cordis.yml (lsp.cordis.snapshot.yml under replay), which " +
+			"adds the lsp tool next to the default tools: dsh-lsp-stdio with one server, `fixture`, run as process.execPath (node) " +
+			"./lsp-server.mjs in the workspace for .ts files (language typescript), and dsh-tool-lsp with maxLocations 1",
+		Args: []string{"--lsp-server", `{"name":"fixture","command":"node","args":["./lsp-server.mjs"],"extensions":{".ts":"typescript"}}`,
+			"--lsp-max-locations", "1"},
+	},
 	"missing-sandbox-runner": {
 		Source: "acp.snapshot.ts runs it with DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER=1, a test-only switch that points the " +
-			"sandbox provider at an executable that does not exist, so every confined command fails to start",
-		Missing: "needs the reference suite's fault switch DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER (a sandbox runner that cannot start); reel has no such switch",
+			"sandbox provider at an executable that does not exist, so every confined command fails to start; reel's fault " +
+			"switch --debug-missing-sandbox-runner makes every command's runner a file in the cwd that does not exist",
+		Args: []string{"--debug-missing-sandbox-runner"},
+	},
+	"session-query-spill": {
+		Source: "acp.snapshot.ts runs it with configPath SESSION_QUERY_CONFIG, examples/acp-agent/session-query.cordis.snapshot.yml: " +
+			"fs.cordis.snapshot.yml (spill policy maxInlineBytes 800 under DSH_SNAPSHOT) with the opt-in tool-session-query package; " +
+			"reel offers session_event_read with --session-query",
+		Args: []string{"--session-query", "--inline-bytes", "800"},
+		Missing: "needs the reference run's own temp root: its verification command searches /tmp/dsh-acp-snap-035d1d054 (named literally) for " +
+			"the spill of the event at seq 5, which in the reference's log layout is a runtime-context message large enough to spill; in reel's " +
+			"layout seq 5 is the session's title (not spilled), so no run of reel can give that command's recorded outcome (exit 1, no output)",
+	},
+	"subagent-depth-two-rejection": {
+		Source: "acp.snapshot.ts runs it with configPath DEPTH_TWO_CONFIG, examples/acp-agent/depth-two.cordis.yml, whose tool-subagent " +
+			"config sets maxDepth 2 (the base composition's is 1): two generations of children, the grandchild's own subagent call " +
+			"(depth 3) refused before any session is made; reel's --max-subagent-depth 2",
+		Args: []string{"--max-subagent-depth", "2"},
 	},
 	"partial-landlock-child-failure": {
 		Source: "acp.snapshot.ts runs it with DSH_PERMISSION_MODE=read-only under tests/fixtures/partial-landlock-sandbox.ts, " +

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
@@ -47,13 +48,17 @@ func (st *pinState) observe(line []byte) {
 }
 
 // PromptName is the pinned name of the system prompt written under a mode
-// and approval policy, with "-network-off" when the network was off and
+// and approval policy, with "-network-off" when the network was off,
+// "-code-mode" in code mode (which declares the tools to programs) and
 // "-background" for a background subagent's (which has the report
 // section).
-func PromptName(mode, approval string, networkOff, background bool) string {
+func PromptName(mode, approval string, networkOff, codeMode, background bool) string {
 	name := "system-" + orUnknown(mode) + "-approval-" + orUnknown(approval)
 	if networkOff {
 		name += "-network-off"
+	}
+	if codeMode {
+		name += "-code-mode"
 	}
 	if background {
 		name += "-background"
@@ -63,8 +68,8 @@ func PromptName(mode, approval string, networkOff, background bool) string {
 
 // ToolsName is the pinned name of a tool list: its tool names in order
 // (the tools of an MCP server as one part, mcp__SERVER-xN for its N
-// tools, so that a server's many tools do not make the name too long for
-// a file), and whether the sandbox escalation arguments are offered.
+// tools, and the persistent terminal tools as terminal-xN, so that many
+// tools do not make the name too long for a file), and whether the sandbox escalation arguments are offered.
 // Descriptions and other schema details are the pinned content, not the
 // name, so a refresh after such a change rewrites only the pinned file.
 func ToolsName(compact []byte) string {
@@ -81,12 +86,23 @@ func ToolsName(compact []byte) string {
 	escalation := false
 	server, count := "", 0
 	flush := func() {
-		if count > 0 {
+		switch {
+		case count > 0 && server == terminalGroup:
+			names = append(names, fmt.Sprintf("%s-x%d", server, count))
+		case count > 0:
 			names = append(names, fmt.Sprintf("mcp__%s-x%d", server, count))
 		}
 		server, count = "", 0
 	}
 	for _, t := range tools {
+		if strings.HasPrefix(t.Name, terminalGroup+"_") {
+			if server != terminalGroup {
+				flush()
+				server = terminalGroup
+			}
+			count++
+			continue
+		}
 		if rest, ok := strings.CutPrefix(t.Name, "mcp__"); ok {
 			if s, _, ok := strings.Cut(rest, "__"); ok {
 				if s != server {
@@ -110,6 +126,10 @@ func ToolsName(compact []byte) string {
 	}
 	return name
 }
+
+// terminalGroup names the persistent terminal tools' part of a pinned
+// tool-list name (terminal_open, terminal_send, …).
+const terminalGroup = "terminal"
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -143,7 +163,8 @@ func pinLine(line []byte, st *pinState, p *Pinned) ([]byte, error) {
 		return nil, err
 	}
 	if h.System != "" && !strings.HasPrefix(h.System, "{{") {
-		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote), strings.Contains(h.System, tools.ReportSection))
+		name := PromptName(st.mode, st.approval, strings.Contains(h.System, sandbox.NetworkOffNote),
+			strings.Contains(h.System, codemode.PromptHeading), strings.Contains(h.System, tools.ReportSection))
 		if prev, dup := p.Prompts[name]; dup && prev != h.System {
 			return nil, fmt.Errorf("two different system prompts pin as %s in one run:\n%s", name, TextDiff(prev, h.System))
 		}

@@ -182,11 +182,18 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 		return run, fmt.Errorf("%s: start the MCP servers: %w", sc.Name, err)
 	}
 	defer stopMCP()
-	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc)), mcpServers: mcpServers}
+	d := &driver{r: r, sc: sc, run: run, answers: rpcclient.NewAnswerQueue(permissionKinds(sc)), mcpServers: mcpServers,
+		elicit: rpcclient.NewElicitationQueue(sc.Input.ElicitationAnswers), editor: newEditorFS(sc, run.Cwd)}
 	err = d.drive(ctx)
 	run.Wall = time.Since(start)
 	if err == nil {
 		err = d.answers.Err()
+	}
+	if err == nil {
+		err = d.elicit.Err()
+	}
+	if n := d.elicit.Remaining(); err == nil && n > 0 {
+		err = fmt.Errorf("%w: %d of the %d elicitation answer(s) in input.json were never used", ErrUnusedAnswers, n, len(sc.Input.ElicitationAnswers))
 	}
 	if n := d.answers.Remaining(); err == nil && n > 0 {
 		err = fmt.Errorf("%w: %d of the %d permission answer(s) in input.json were never used (the agent asked %d time(s))",
@@ -236,6 +243,10 @@ type driver struct {
 	p       *process
 	// mcpServers are the mcpServers of session/new and session/load.
 	mcpServers []any
+	// elicit answers elicitation/create; editor, when set, is the
+	// editor's buffers (editor.go).
+	elicit *rpcclient.ElicitationQueue
+	editor *editorFS
 }
 
 // segments splits steps at loadSession: each segment is one process.
@@ -268,11 +279,11 @@ func onlyInitialize(seg []scenario.Step) bool {
 func opens(seg []scenario.Step, created int) []int {
 	var out []int
 	for _, s := range seg {
-		switch s.Op {
-		case scenario.OpNewSession:
+		switch {
+		case s.CreatesSession():
 			out = append(out, created)
 			created++
-		case scenario.OpLoadSession, scenario.OpResumeSession:
+		case s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession:
 			out = append(out, s.Session)
 		}
 	}
@@ -286,7 +297,7 @@ func (d *driver) drive(ctx context.Context) error {
 	for i, seg := range segs {
 		segOpens[i] = opens(seg, created)
 		for _, s := range seg {
-			if s.Op == scenario.OpNewSession {
+			if s.CreatesSession() {
 				created++
 			}
 		}
@@ -380,8 +391,22 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.ImageInput != "" {
 		args = append(args, "--image-input", d.sc.Input.ImageInput)
 	}
+	if d.sc.Input.Terminals {
+		args = append(args, "--terminals")
+	}
 	if d.sc.Input.Network != "" {
 		args = append(args, "--network", d.sc.Input.Network)
+	}
+	if d.sc.Input.CodeMode {
+		args = append(args, "--code-mode")
+	}
+	if m := d.sc.Input.LSPServer; m != "" {
+		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},
+			"extensions": map[string]string{".ts": "typescript"}})
+		if err != nil {
+			return err
+		}
+		args = append(args, "--lsp-server", string(spec))
 	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
@@ -422,7 +447,11 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", d.r.Exe, err)
 	}
-	p.client = rpcclient.New(ctx, stdout, stdin, rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer})
+	opts := rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer, Elicitation: d.elicit.Answer}
+	if d.editor != nil {
+		opts.FS = d.editor
+	}
+	p.client = rpcclient.New(ctx, stdout, stdin, opts)
 	d.p = p
 	return nil
 }
@@ -508,12 +537,6 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 	return nil
 }
 
-// initializeParams is what the harness client announces.
-var initializeParams = map[string]any{
-	"protocolVersion":    1,
-	"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": false, "writeTextFile": false}, "terminal": false},
-}
-
 // The run functions of the step vocabulary (scenario.Driver): which op
 // each runs, and the fields it reads, is the vocabulary in package
 // scenario.
@@ -522,11 +545,11 @@ var _ scenario.Driver = (*driver)(nil)
 // Initialize sends initialize, with the session capabilities the step
 // asks for.
 func (d *driver) Initialize(ctx context.Context, st scenario.Step) error {
+	params := initializeParams(d.sc)
 	if !st.Notices && !st.Compaction {
-		return d.p.client.Call(ctx, "initialize", initializeParams, nil)
+		return d.p.client.Call(ctx, "initialize", params, nil)
 	}
-	caps := map[string]any{}
-	maps.Copy(caps, initializeParams["clientCapabilities"].(map[string]any))
+	caps := maps.Clone(params["clientCapabilities"].(map[string]any))
 	session := map[string]any{}
 	if st.Notices {
 		session["notices"] = map[string]any{}
@@ -538,12 +561,26 @@ func (d *driver) Initialize(ctx context.Context, st scenario.Step) error {
 	return d.p.client.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, nil)
 }
 
-// NewSession sends session/new and records the session's id.
-func (d *driver) NewSession(ctx context.Context, _ scenario.Step) error {
+// NewSession sends session/new and records the session's id. With
+// ExpectError the agent must refuse it (a JSON-RPC error); nothing is
+// recorded. AdditionalDirectories, when given, are sent as they are.
+func (d *driver) NewSession(ctx context.Context, st scenario.Step) error {
 	var resp struct {
 		SessionID string `json:"sessionId"`
 	}
-	if err := d.p.client.Call(ctx, "session/new", map[string]any{"cwd": d.run.Cwd, "mcpServers": d.mcpServers}, &resp); err != nil {
+	params := map[string]any{"cwd": d.run.Cwd, "mcpServers": d.mcpServers}
+	if st.AdditionalDirectories != nil {
+		params["additionalDirectories"] = st.AdditionalDirectories
+	}
+	err := d.p.client.Call(ctx, "session/new", params, &resp)
+	if st.ExpectError {
+		var rpcErr *jsonrpc2.Error
+		if !errors.As(err, &rpcErr) {
+			return fmt.Errorf("session/new should have been refused, got %v (session %q)", err, resp.SessionID)
+		}
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)
@@ -559,7 +596,7 @@ func (d *driver) LoadSession(ctx context.Context, st scenario.Step) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Call(ctx, "initialize", initializeParams, nil); err != nil {
+	if err := c.Call(ctx, "initialize", initializeParams(d.sc), nil); err != nil {
 		return err
 	}
 	err = c.Call(ctx, "session/load", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)

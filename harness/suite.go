@@ -353,7 +353,7 @@ func guardMissingFiles(s *Suite, fx *fixtureSet) []string {
 	for _, sc := range fx.scenarios {
 		opens := 0
 		for _, st := range sc.Input.Steps {
-			if st.Op == scenario.OpNewSession {
+			if st.CreatesSession() {
 				opens++
 			}
 		}

@@ -191,7 +191,7 @@ func (d *driver) ResumeSession(ctx context.Context, st scenario.Step) error {
 	if err != nil {
 		return err
 	}
-	if err := d.p.client.Call(ctx, "initialize", initializeParams, nil); err != nil {
+	if err := d.p.client.Call(ctx, "initialize", initializeParams(d.sc), nil); err != nil {
 		return err
 	}
 	return d.p.client.Call(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)

@@ -28,7 +28,17 @@ type pendingCall struct {
 func Repair(events []Event) []Event {
 	openTurn, openStep := -1, -1
 	var pending []pendingCall
-	for i := range events {
+	// Each turn/start and turn/end resets the whole state: only the tail
+	// from the last of them is read, so a clean log costs what its last
+	// turn holds, not its length.
+	from := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		if t := events[i].Type; t == TypeTurnStart || t == TypeTurnEnd {
+			from = i
+			break
+		}
+	}
+	for i := from; i < len(events); i++ {
 		e := &events[i]
 		switch e.Type {
 		case TypeTurnStart:

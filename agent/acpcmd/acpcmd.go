@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/reel-agent/reel/agent/lsp"
 	"io"
 	"log/slog"
 	"net"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/reel-agent/reel/agent"
 	"github.com/reel-agent/reel/agent/acpserver"
+	"github.com/reel-agent/reel/agent/codemode"
 	"github.com/reel-agent/reel/agent/hooks"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/openai"
@@ -69,8 +71,13 @@ type Options struct {
 	ChildAfterTurn, HoldForChildren bool
 	FailSubagentStart               bool
 	FailSubagentTurn                int
-	LogLevel                        string
-	MaxTokens                       int
+	// MissingSandboxRunner is the fault switch sandbox.MissingRunner.
+	MissingSandboxRunner bool
+	// MaxSubagentDepth is agent.Config.MaxSubagentDepth, 1 to
+	// maxSubagentDepth.
+	MaxSubagentDepth int
+	LogLevel         string
+	MaxTokens        int
 	// MaxResponseBytes caps one model response in bytes (text, reasoning
 	// and tool-call arguments together).
 	MaxResponseBytes int
@@ -94,6 +101,27 @@ type Options struct {
 	GlobSample     bool
 	// GlobNoSpill keeps an over-cap glob result from saving its list.
 	GlobNoSpill bool
+	// Terminals offers the persistent terminal tools (terminal_open, …).
+	Terminals bool
+	// SessionQuery offers session_event_read (agent.Config.SessionQuery).
+	SessionQuery bool
+	// LSP turns the lsp tool on with the default servers; LSPServers
+	// (JSON, lsp.ParseServer) replace them and turn it on too.
+	// LSPMaxLocations and LSPTimeout bound its results and calls (0: the
+	// defaults).
+	LSP             bool
+	LSPServers      []string
+	LSPMaxLocations int
+	LSPTimeout      time.Duration
+	// lsp is the lsp configuration the flags above describe (nil: off).
+	lsp *lsp.Config
+	// CodeMode offers the model run_code alone (package codemode);
+	// CodeCompute, CodeMaxCalls and CodeMaxHeapMB bound each run (0: the
+	// defaults).
+	CodeMode      bool
+	CodeCompute   time.Duration
+	CodeMaxCalls  int
+	CodeMaxHeapMB int
 	// RootMarkers are the file names marking the project root for
 	// instruction files (comma-separated on the command line; "": .git).
 	RootMarkers string
@@ -187,6 +215,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
 	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.IntVar(&o.MaxSubagentDepth, "max-subagent-depth", agent.DefaultMaxSubagentDepth, "how deep subagents may nest: a child at depth d (the root's children are at 1) may start children while d+1 is at most this")
+	fs.BoolVar(&o.MissingSandboxRunner, "debug-missing-sandbox-runner", false, "inject a fault: the sandbox runner of every bash command is a file that does not exist, so no command can start (tests)")
 	fs.BoolVar(&o.FailSubagentStart, "debug-fail-subagent-start", false, "inject a fault: every subagent fails right after its log is created (tests)")
 	fs.IntVar(&o.FailSubagentTurn, "debug-fail-subagent-turn", 0, "inject a fault: a subagent's turn `N` ends with an error before its first step (tests)")
 	fs.BoolVar(&o.HoldForChildren, "debug-hold-for-children", false, "a prompt is answered, and a report is taken, only once the background subagents the session started have settled (deterministic recordings)")
@@ -200,8 +230,18 @@ func parse(args []string, env IO) (Options, error) {
 	fs.IntVar(&o.ListPageSize, "list-page-size", 0, "sessions per session/list page; more pages are reached with nextCursor (0: 50)")
 	fs.IntVar(&o.InlineBytes, "inline-bytes", 0, "bash result size shown to the model before it is spilled to a file (0: 50000)")
 	fs.IntVar(&o.GlobMaxResults, "glob-max-results", 0, "paths a glob result shows (0: 100; at most 1000)")
+	fs.BoolVar(&o.Terminals, "terminals", false, "offer the persistent terminal tools (terminal_open, terminal_send, terminal_read, terminal_signal, terminal_list, terminal_close): a shell on a PTY per terminal, under the session's sandbox mode")
+	fs.BoolVar(&o.SessionQuery, "session-query", false, "offer the session query tool session_event_read: the model reads events of its own session's log by seq")
 	fs.BoolVar(&o.GlobNoSpill, "glob-no-spill", false, "do not save the whole sorted list of a glob result over --glob-max-results to a spill file")
 	fs.BoolVar(&o.GlobSample, "glob-sample", false, "sample a glob result over --glob-max-results across top-level entries instead of showing its first paths by modification time")
+	fs.BoolVar(&o.LSP, "lsp", false, "offer the lsp tool (definition, references, implementation, hover) with the default language servers: typescript-language-server and gopls")
+	fs.Var((*multiFlag)(&o.LSPServers), "lsp-server", "offer the lsp tool with the language server `JSON` ({\"name\",\"command\",\"args\",\"extensions\":{\".ext\":\"language id\"}}) instead of the defaults (repeatable)")
+	fs.IntVar(&o.LSPMaxLocations, "lsp-max-locations", 0, "locations an lsp result lists (0: 100)")
+	fs.DurationVar(&o.LSPTimeout, "lsp-timeout", 0, "bound on one lsp call, starting its language server included (0: 60s)")
+	fs.BoolVar(&o.CodeMode, "code-mode", false, "offer the model run_code alone: it calls the other tools from JavaScript programs")
+	fs.DurationVar(&o.CodeCompute, "code-compute", 0, "JavaScript time one run_code program may use, tool calls not counted (0: 60s)")
+	fs.IntVar(&o.CodeMaxCalls, "code-max-calls", 0, "tool calls one run_code program may make (0: 1000)")
+	fs.IntVar(&o.CodeMaxHeapMB, "code-max-heap-mb", 0, "MiB the heap may grow while a run_code program runs (0: 512)")
 	fs.StringVar(&o.RootMarkers, "instruction-root-markers", "", "comma-separated names marking the project root for AGENTS.md/CLAUDE.md discovery (default .git)")
 	fs.BoolVar(&o.NoInstructions, "no-instructions", false, "do not inject AGENTS.md / CLAUDE.md files")
 	fs.BoolVar(&o.NoReadGuard, "no-read-guard", false, "let write and edit change files the session has not read")
@@ -255,8 +295,25 @@ func parse(args []string, env IO) (Options, error) {
 	if o.InlineBytes < 0 {
 		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
 	}
+	if o.MaxSubagentDepth < 1 || o.MaxSubagentDepth > maxSubagentDepth {
+		return o, fmt.Errorf("%w: --max-subagent-depth %d: want 1 to %d", ErrUsage, o.MaxSubagentDepth, maxSubagentDepth)
+	}
 	if o.GlobMaxResults < 0 || o.GlobMaxResults > tools.MaxListEntries {
 		return o, fmt.Errorf("%w: --glob-max-results %d: want 0 (the default) to %d", ErrUsage, o.GlobMaxResults, tools.MaxListEntries)
+	}
+	if o.LSP || len(o.LSPServers) > 0 {
+		c := &lsp.Config{MaxLocations: o.LSPMaxLocations, Timeout: o.LSPTimeout}
+		for _, spec := range o.LSPServers {
+			srv, err := lsp.ParseServer(spec)
+			if err != nil {
+				return o, fmt.Errorf("%w: --lsp-server: %v", ErrUsage, err)
+			}
+			c.Servers = append(c.Servers, srv)
+		}
+		if err := c.Check(); err != nil {
+			return o, fmt.Errorf("%w: --lsp-server: %v", ErrUsage, err)
+		}
+		o.lsp = c
 	}
 	if o.ReplayTitleOverride != "" && len(o.Replay) == 0 {
 		return o, fmt.Errorf("%w: --replay-title-override needs --replay", ErrUsage)
@@ -381,7 +438,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 	}
 	cfg.ImageInput = imageInput(o, cfg.Model)
 	cfg.ModelChoices = modelChoices(o, cfg.Model, len(o.Replay) > 0 || o.Standin != "")
-	sb := newSandbox(env.Executable, log, o.Network == "on", o.StateDir, cfg.SpillDir)
+	sb := newSandbox(env.Executable, log, o.Network == "on", o.MissingSandboxRunner, o.StateDir, cfg.SpillDir)
 	// Every supervised process tree ends with the agent, and the
 	// sandbox's private temp dirs go with it.
 	defer sb.Close()
@@ -408,11 +465,17 @@ func engineConfig(o Options) agent.Config {
 		SpillDir:       filepath.Join(filepath.Dir(o.StateDir), "spill"),
 		Attachments:    attachments(o),
 		MaxInlineBytes: o.InlineBytes, DisableReadGuard: o.NoReadGuard, DisableRepeatReminders: o.NoRepeatReminders,
-		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill,
+		Terminals:      o.Terminals,
+		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill, SessionQuery: o.SessionQuery,
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren,
-		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn,
+		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
+		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
+	}
+	if o.lsp != nil {
+		// Checked when the flags were parsed.
+		cfg.LSP, _ = lsp.NewTool(*o.lsp)
 	}
 	if o.RootMarkers != "" {
 		cfg.Instructions.RootMarkers = strings.Split(o.RootMarkers, ",")
@@ -746,3 +809,7 @@ func modelChoices(o Options, model string, scripted bool) []string {
 	}
 	return out
 }
+
+// maxSubagentDepth bounds --max-subagent-depth: every level is a session
+// of its own, with its log and its model calls.
+const maxSubagentDepth = 16

@@ -305,13 +305,13 @@ func imagesReachTheModel(t *testing.T, store string) {
 	p.initialize()
 	_, history := p.call("session/load", map[string]any{"sessionId": "S1", "cwd": ws, "mcpServers": []any{}})
 	shown := false
-	for _, f := range history {
-		if _, kind, text := f.update(); kind == "user_message_chunk" && text == "[image: image/png, 1x1 px]" {
+	for _, b := range userBlocks(t, history) {
+		if b == `{"data":"`+redPixel+`","mimeType":"image/png","type":"image"}` {
 			shown = true
 		}
 	}
 	if !shown {
-		t.Errorf("session/load does not show the user's image in the history")
+		t.Errorf("session/load does not show the user's image, as sent, in the history")
 	}
 	if stop, _ := p.prompt("S1", "And now?"); stop != "end_turn" {
 		t.Fatalf("prompt after load: %s; stderr:\n%s", stop, p.stderr.String())

@@ -25,7 +25,7 @@ const cutNoteMarker = "The previous model response was cut off"
 // stream is text, or the arguments of one bash tool call (`touch PWNED`
 // and a comment of endless padding; three times the 32 KiB cap is still an
 // argument the kernel takes, so code without the cap ran the call). With
-// --max-response-bytes 32 KiB each prompt ends max_tokens, the log holds at most the cap's worth of the response (its
+// --max-response-bytes 32 KiB each prompt ends end_turn (the log's turn/end max-tokens), the log holds at most the cap's worth of the response (its
 // chunks and its message: a small multiple of the cap), the tool does not
 // run, the user is told, and the model's next request carries the note.
 func TestAttackEndlessModelStream(t *testing.T) {
@@ -66,8 +66,10 @@ func TestAttackEndlessModelStream(t *testing.T) {
 					t.Errorf("a tool call of the cut response was shown: %.200s…", f.raw)
 				}
 			}
-			if stop != "max_tokens" {
-				t.Errorf("stop reason %q, want max_tokens (the response is over the %d-byte cap)", stop, streamCap)
+			// The reference answers a turn cut at the limit with end_turn;
+			// the log's turn/end says max-tokens (checked below).
+			if stop != "end_turn" {
+				t.Errorf("stop reason %q, want end_turn (the response is over the %d-byte cap; the turn/end says max-tokens)", stop, streamCap)
 			}
 			if !strings.Contains(shown.String(), cutNoteMarker) {
 				t.Errorf("the user was not told the response was cut (no %q in %d bytes of agent text)", cutNoteMarker, shown.Len())

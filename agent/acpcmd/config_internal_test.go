@@ -12,7 +12,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 	env := IO{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	o, err := parse([]string{"--state-dir", "/s/sessions", "--inline-bytes", "800", "--instruction-root-markers", ".git,.hg",
 		"--no-instructions", "--no-read-guard", "--no-repeat-reminders", "--glob-max-results", "4", "--glob-sample", "--glob-no-spill",
-		"--mode", "read-only", "--approval", "never", "--max-tokens", "99", "--max-response-bytes", "4096", "--context-window", "1000", "--no-skills", "--network", "off"}, env)
+		"--mode", "read-only", "--approval", "never", "--max-tokens", "99", "--max-response-bytes", "4096", "--context-window", "1000", "--no-skills", "--network", "off", "--terminals"}, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +37,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 		{"spill dir beside the state dir", c.SpillDir == "/s/spill"},
 		{"--no-skills", c.DisableSkills},
 		{"--network off", c.NetworkOff},
+		{"--terminals", c.Terminals},
 	}
 	for _, ck := range checks {
 		if !ck.ok {
@@ -48,7 +49,7 @@ func TestFlagsReachTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := engineConfig(o); c.Instructions.Disabled || c.DisableReadGuard || c.DisableRepeatReminders || c.GlobNoSpill || c.MaxInlineBytes != 0 || c.DisableSkills || c.NetworkOff {
+	if c := engineConfig(o); c.Instructions.Disabled || c.DisableReadGuard || c.DisableRepeatReminders || c.GlobNoSpill || c.MaxInlineBytes != 0 || c.DisableSkills || c.NetworkOff || c.Terminals {
 		t.Errorf("defaults turn a behaviour off: %+v", c)
 	}
 }

@@ -26,8 +26,12 @@ type confinement struct {
 	protect []string
 }
 
-func newSandbox(exe string, log *slog.Logger, network bool, protect ...string) *confinement {
-	sb := sandbox.New(exe, sandbox.Network(network))
+func newSandbox(exe string, log *slog.Logger, network, missingRunner bool, protect ...string) *confinement {
+	opts := []sandbox.Option{sandbox.Network(network)}
+	if missingRunner {
+		opts = append(opts, sandbox.MissingRunner())
+	}
+	sb := sandbox.New(exe, opts...)
 	if abi := sb.ABI(); abi == 0 {
 		log.Warn("Landlock is unavailable: bash fails closed (SANDBOX_UNAVAILABLE) in read-only and workspace-write")
 	} else {
@@ -87,6 +91,18 @@ func (c *confinement) Hooks(mode sandbox.Mode, cwd string) (tools.Guard, tools.C
 	return c.sb.Hooks(mode, cwd)
 }
 
+// TerminalCommand is the command builder of persistent terminals
+// (package agent/terminal): the sandbox's, refused like Hooks' where
+// workspace-write cannot confine the session.
+func (c *confinement) TerminalCommand(mode sandbox.Mode, cwd string) tools.CommandFunc {
+	if mode == sandbox.WorkspaceWrite {
+		if _, cmd := c.Hooks(mode, cwd); c.exposed(cwd) != "" {
+			return cmd
+		}
+	}
+	return c.sb.TerminalCommand(mode, cwd)
+}
+
 // refuseAll is the write guard of a session that cannot be confined.
 type refuseAll struct{ err error }
 
@@ -109,6 +125,12 @@ func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result)
 	if tool != "bash" || mode == sandbox.DangerFullAccess {
 		return res
 	}
+	if rest, ok := strings.CutPrefix(res.Text, tools.RunnerFailurePrefix); ok && res.IsError {
+		// The runner itself could not be spawned: the command did not
+		// run, and is never run unconfined instead.
+		res.Text = fmt.Sprintf("%s: sandbox mode %q is requested but the sandbox runner could not start; refusing to run the command unconfined. Runner failure: %s", sandbox.UnavailableMarker, mode, rest)
+		return res
+	}
 	m := exitLine().FindStringSubmatch(res.Text)
 	if m == nil {
 		return res
@@ -117,6 +139,7 @@ func (c *confinement) Annotate(mode sandbox.Mode, tool string, res tools.Result)
 	switch sandbox.Classify(code, res.Text, mode) {
 	case sandbox.Denied:
 		res.Text = c.sb.DenialNote(mode, res.Text) + "\n" + res.Text
+		res.Value = tools.MarkDenied(res.Value, string(mode))
 	case sandbox.Unavailable:
 		// The command did not run: that is an error result.
 		res.IsError = true

@@ -12,7 +12,7 @@ import (
 
 // notify sends a session/update; a failure (the client went away) is logged.
 func (srv *Server) notify(ctx context.Context, session string, u acp.SessionUpdate) {
-	if err := srv.conn.SessionUpdate(ctx, acp.SessionNotification{SessionId: acp.SessionId(session), Update: u}); err != nil {
+	if err := srv.sendUpdate(ctx, nil, session, u); err != nil {
 		srv.log.Debug("session/update not delivered", "session", session, "err", err)
 	}
 }
@@ -25,6 +25,9 @@ func (srv *Server) client(session string) agent.Client {
 	srv.mu.Unlock()
 	if caps.ReadTextFile && caps.WriteTextFile {
 		c.FS = &clientFS{conn: srv.conn, session: session}
+	}
+	if q := srv.questions(session); q != nil {
+		c.Questions = q
 	}
 	return c
 }
@@ -39,16 +42,22 @@ func (srv *Server) updates(session string) updates {
 
 // updates turns what a session's turn reports into session/update
 // notifications. prompt is the request id of the prompt they report on
-// ("" outside a prompt).
+// ("" outside a prompt). With batch, the updates are collected and
+// written in batches (the caller flushes the last).
 type updates struct {
 	srv     *Server
 	session string
 	prompt  string
+	batch   *frameBatch
 }
 
 var _ agent.Updates = updates{}
 
-func (u updates) send(ctx context.Context, up acp.SessionUpdate) { u.srv.notify(ctx, u.session, up) }
+func (u updates) send(ctx context.Context, up acp.SessionUpdate) {
+	if err := u.srv.sendUpdate(ctx, u.batch, u.session, up); err != nil {
+		u.srv.log.Debug("session/update not delivered", "session", u.session, "err", err)
+	}
+}
 
 // UserText implements agent.Updates.
 func (u updates) UserText(ctx context.Context, text string) {
@@ -73,13 +82,16 @@ func (u updates) Thought(ctx context.Context, text string) {
 }
 
 // ToolStart implements agent.Updates: a pending tool_call.
-func (u updates) ToolStart(ctx context.Context, c agent.ToolCall) {
-	u.send(ctx, acp.StartToolCall(acp.ToolCallId(c.ID), c.Title,
+func (u updates) ToolStart(ctx context.Context, c agent.ToolCall) { u.send(ctx, toolStartUpdate(c)) }
+
+// toolStartUpdate is the tool_call of a call starting.
+func toolStartUpdate(c agent.ToolCall) acp.SessionUpdate {
+	return acp.StartToolCall(acp.ToolCallId(c.ID), c.Title,
 		acp.WithStartKind(acp.ToolKind(c.Kind)),
 		acp.WithStartStatus(acp.ToolCallStatusPending),
 		acp.WithStartLocations(locations(c.Locations)),
 		acp.WithStartRawInput(c.Arguments),
-	))
+	)
 }
 
 // ToolRunning implements agent.Updates.
@@ -97,6 +109,11 @@ func (u updates) ToolProgress(ctx context.Context, id, output string) {
 // ToolEnd implements agent.Updates: the final status, the output and, for
 // a file change, its diff.
 func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
+	u.send(ctx, toolEndUpdate(id, res))
+}
+
+// toolEndUpdate is the tool_call_update of a call that ended.
+func toolEndUpdate(id string, res tools.Result) acp.SessionUpdate {
 	status := acp.ToolCallStatusCompleted
 	if res.IsError {
 		status = acp.ToolCallStatusFailed
@@ -109,11 +126,14 @@ func (u updates) ToolEnd(ctx context.Context, id string, res tools.Result) {
 			content = append(content, acp.ToolDiffContent(d.Path, d.NewText))
 		}
 	}
-	u.send(ctx, acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content)))
+	return acp.UpdateToolCall(acp.ToolCallId(id), acp.WithUpdateStatus(status), acp.WithUpdateContent(content))
 }
 
 // Plan implements agent.Updates: the model's todo list as an ACP plan.
-func (u updates) Plan(ctx context.Context, todos []tools.Todo) {
+func (u updates) Plan(ctx context.Context, todos []tools.Todo) { u.send(ctx, planUpdate(todos)) }
+
+// planUpdate is the plan of a todo list.
+func planUpdate(todos []tools.Todo) acp.SessionUpdate {
 	entries := make([]acp.PlanEntry, 0, len(todos))
 	for _, t := range todos {
 		p := t.Priority
@@ -122,7 +142,7 @@ func (u updates) Plan(ctx context.Context, todos []tools.Todo) {
 		}
 		entries = append(entries, acp.PlanEntry{Content: t.Content, Priority: acp.PlanEntryPriority(p), Status: acp.PlanEntryStatus(t.Status)})
 	}
-	u.send(ctx, acp.UpdatePlan(entries...))
+	return acp.UpdatePlan(entries...)
 }
 
 // Usage implements agent.Updates: a usage_update (context used of the

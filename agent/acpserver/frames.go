@@ -135,6 +135,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// writeNotifications writes p, whole notification frames (no answer
+// among them to track), as one write.
+func (l *lockedWriter) writeNotifications(p []byte) error {
+	select {
+	case l.turn <- struct{}{}:
+	case <-l.dead:
+		return l.cause()
+	}
+	defer func() { <-l.turn }()
+	select {
+	case <-l.dead:
+		return l.cause()
+	default:
+	}
+	_, err := l.write(p)
+	return err
+}
+
 type writeResult struct {
 	n   int
 	err error
@@ -289,6 +307,8 @@ type frameFilter struct {
 	// methods answers the requests acp-go-sdk has no method for
 	// (extra.go); nil: all go to the SDK.
 	methods map[string]extraMethod
+	// calls takes the responses to the adapter's own requests (calls.go).
+	calls *calls
 }
 
 func newFrameFilter(in io.Reader, out io.Writer, log *slog.Logger, fl *inflight) *frameFilter {
@@ -324,6 +344,9 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 		}
 		if code, msg := check(line); code != 0 {
 			f.reject(rejectedID(line, code), line, code, msg)
+			continue
+		}
+		if f.calls != nil && f.calls.deliver(line) {
 			continue
 		}
 		if isCancel(line) {

@@ -1,8 +1,11 @@
 package acpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"syscall"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	acp "github.com/coder/acp-go-sdk"
 
 	"github.com/reel-agent/reel/agent"
+	"github.com/reel-agent/reel/agent/acpserver"
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/agent/llm/replay"
 	"github.com/reel-agent/reel/agent/sandbox"
@@ -23,9 +27,9 @@ func (s anyScript) ForSession(_ int, cwd string, done int) (llm.Provider, error)
 	return replay.New(s, done, cwd), nil
 }
 
-// BenchmarkLoadSession is session/load (with the retold history sent to an
-// SDK client over io.Pipe) of a session of N turns, each a tool call and a
-// line of text: issue 31's load measurement.
+// BenchmarkLoadSession is session/load (with the retold history sent over
+// io.Pipe to a client that decodes each frame once) of a session of N
+// turns, each a tool call and a line of text: issue 31's load measurement.
 func BenchmarkLoadSession(b *testing.B) {
 	for _, turns := range []int{10, 1000, 5000} {
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
@@ -53,25 +57,81 @@ func BenchmarkLoadSession(b *testing.B) {
 			if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sid}); err != nil {
 				b.Fatal(err)
 			}
+			// The load is measured on a fresh server per round, read by a
+			// client that decodes each frame once: the SDK's client closes
+			// the connection once 1,024 notifications wait for its handler,
+			// which a retold history of thousands of frames outruns.
+			mk := func() *acpserver.Server {
+				srv, err := newServer(agent.Config{Store: store, Models: anyScript(toolScript(turns)), Provider: "replay", Model: "replay", ContextWindow: 1 << 30, Mode: sandbox.DangerFullAccess, SpillDir: dir})
+				if err != nil {
+					b.Fatal(err)
+				}
+				return srv
+			}
 			// CPU time of the whole process (agent and client) per load: on
 			// a shared machine the wall clock mostly measures the others.
 			var cpu time.Duration
+			frames := 0
 			b.ResetTimer()
 			for b.Loop() {
-				before := processCPU(b)
-				if _, err := conn.LoadSession(ctx, acp.LoadSessionRequest{SessionId: sid, Cwd: cwd, McpServers: []acp.McpServer{}}); err != nil {
-					b.Fatal(err)
-				}
-				cpu += processCPU(b) - before
 				b.StopTimer()
-				if _, err := conn.CloseSession(ctx, acp.CloseSessionRequest{SessionId: sid}); err != nil {
-					b.Fatal(err)
-				}
+				srv := mk()
 				b.StartTimer()
+				before := processCPU(b)
+				frames = rawLoad(b, srv, string(sid), cwd)
+				cpu += processCPU(b) - before
 			}
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(frames), "frames/op")
 		})
 	}
+}
+
+// rawLoad serves srv over pipes, sends initialize and session/load of sid,
+// and reads frames, each decoded once as a JSON-RPC message, until the
+// load is answered; then it ends the connection. It returns the number of
+// frames read.
+func rawLoad(b *testing.B, srv *acpserver.Server, sid, cwd string) int {
+	agentIn, clientOut := io.Pipe()
+	clientIn, agentOut := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), agentIn, agentOut) }()
+	load, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "session/load",
+		"params": map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}})
+	go func() {
+		_, _ = clientOut.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"))
+		_, _ = clientOut.Write(append(load, '\n'))
+	}()
+	sc := bufio.NewScanner(clientIn)
+	sc.Buffer(make([]byte, 0, 1<<20), 10<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		var m struct {
+			ID     *json.RawMessage `json:"id"`
+			Method string           `json:"method"`
+			Params json.RawMessage  `json:"params"`
+			Result json.RawMessage  `json:"result"`
+			Error  json.RawMessage  `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			b.Fatal(err)
+		}
+		if m.ID != nil && string(*m.ID) == "2" && m.Method == "" {
+			if m.Error != nil {
+				b.Fatalf("session/load: %s", m.Error)
+			}
+			break
+		}
+	}
+	b.StopTimer()
+	clientOut.Close()
+	go func() { _, _ = io.Copy(io.Discard, clientIn) }()
+	if err := <-served; err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	return n
 }
 
 // processCPU is the user and system CPU time this process has used.

@@ -50,6 +50,9 @@ type Server struct {
 	eng  *agent.Engine
 	log  *slog.Logger
 	conn *acp.AgentSideConnection
+	// out writes whole frames to the client (session/update frames are
+	// encoded by the server itself: updateframe.go).
+	out *lockedWriter
 	// inflight knows which prompts are unanswered (a late title waits
 	// for its prompt's answer: frames.go).
 	inflight *inflight
@@ -66,10 +69,12 @@ type Server struct {
 	// clientNotices and clientCompaction are the client's
 	// session.notices and session.compaction capabilities (extra.go).
 	clientNotices, clientCompaction bool
-	// out is the frame writer, for the frames the SDK cannot encode.
-	out *lockedWriter
 	// messages is each session's current message ids (messageid.go).
 	messages map[string]*messageIDs
+	// elicitForm: the client advertised form elicitation (elicit.go);
+	// calls sends the requests the SDK cannot encode (calls.go).
+	elicitForm bool
+	calls      *calls
 }
 
 var (
@@ -110,9 +115,11 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	w := newLockedWriter(out, fl, srv.cfg.WriteTimeout)
 	ff := newFrameFilter(in, w, srv.log, fl)
 	ff.methods = srv.extraMethods(ctx)
+	ff.calls = newCalls(w)
+	defer ff.calls.close()
 	conn := acp.NewAgentSideConnection(srv, w, ff)
 	conn.SetLogger(srv.log)
-	srv.conn, srv.inflight, srv.out = conn, fl, w
+	srv.conn, srv.out, srv.inflight, srv.calls = conn, w, fl, ff.calls
 	// The connection reads (and may log, or dispatch to handlers that use
 	// srv.conn) only from here on.
 	close(ff.ready)
@@ -166,6 +173,7 @@ func (srv *Server) shutdown() {
 func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.InitializeResponse, error) {
 	srv.mu.Lock()
 	srv.clientFS = p.ClientCapabilities.Fs
+	srv.elicitForm = formElicitation(p.ClientCapabilities)
 	srv.mu.Unlock()
 	return acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersionNumber,
@@ -307,7 +315,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	if err != nil {
 		return acp.NewSessionResponse{}, err
 	}
-	s, err := srv.eng.NewSession(ctx, p.Cwd, withMCP)
+	s, err := srv.eng.NewSession(ctx, p.Cwd, srv.withQuestions(withMCP)...)
 	if err != nil {
 		srv.logFailure("session/new", err)
 		return acp.NewSessionResponse{}, acpError(err)
@@ -344,13 +352,19 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	if err != nil {
 		return acp.LoadSessionResponse{}, err
 	}
-	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd, withMCP)
+	s, err := srv.eng.LoadSession(ctx, string(p.SessionId), p.Cwd, srv.withQuestions(withMCP)...)
 	if err != nil {
 		srv.logFailure("session/load", err)
 		return acp.LoadSessionResponse{}, acpError(err)
 	}
 	s.SetClient(srv.client(s.ID()))
-	s.History(ctx, srv.updates(s.ID()))
+	// The history goes out in batches of frames, before the answer.
+	retell := srv.updates(s.ID())
+	retell.batch = &frameBatch{}
+	s.History(ctx, retell)
+	if err := srv.flush(retell.batch); err != nil {
+		srv.log.Debug("session/update not delivered", "session", s.ID(), "err", err)
+	}
 	if t, ok := s.Title(); ok {
 		srv.updates(s.ID()).Title(ctx, t)
 	}
@@ -388,6 +402,12 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 	if err != nil {
 		return acp.PromptResponse{}, acpError(err)
 	}
+	if stop == agent.StopMaxTokens {
+		// The reference agent answers a turn cut at the token limit with
+		// end_turn: the limit is no prompt-level stop reason there, and the
+		// log's turn/end still says max-tokens.
+		stop = agent.StopEndTurn
+	}
 	return acp.PromptResponse{StopReason: acp.StopReason(stop)}, nil
 }
 
@@ -406,7 +426,7 @@ func promptContent(prompt []acp.ContentBlock) ([]agent.Content, error) {
 		case c.Text != nil:
 			ct.Text = c.Text.Text
 		case c.ResourceLink != nil:
-			ct.Link = c.ResourceLink.Uri
+			ct = promptLink(c.ResourceLink)
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
 			ct.Text = fmt.Sprintf("<file uri=%q>\n%s\n</file>", r.Uri, r.Text)

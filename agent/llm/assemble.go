@@ -55,6 +55,7 @@ type Assembler struct {
 	byIndex   map[int]*asmBlock
 	usage     *Usage
 	finish    *FinishReason
+	replay    json.RawMessage // the last finish chunk's replayState
 	err       error
 	skipDelta bool
 }
@@ -224,6 +225,7 @@ func (a *Assembler) Add(c Chunk) (Delta, error) {
 				r.Failure = &Failure{Message: f.Message, Code: f.Code}
 			}
 			a.finish = &r
+			a.replay = bytes.Clone(c.ReplayState)
 			if r.Kind == FinishError && r.Failure != nil {
 				a.err = &ProviderError{Code: r.Failure.Code, Message: r.Failure.Message, Err: ErrStreamFailure}
 				return Delta{}, a.err
@@ -287,14 +289,115 @@ func (b *asmBlock) block() Block {
 	return Block{Type: BlockText, Text: b.text.String()}
 }
 
+// finalType is the type of b's finished form (see block).
+func (b *asmBlock) finalType() string {
+	if e := b.end; e != nil {
+		switch e.Type {
+		case BlockText, BlockReasoning, BlockToolCall:
+			return e.Type
+		}
+		if e.Raw != nil {
+			return e.Type
+		}
+	}
+	if b.typ == BlockToolCall || b.typ == BlockReasoning {
+		return b.typ
+	}
+	return BlockText
+}
+
+// keptMask is the one keep/drop decision over the blocks, the recording
+// system's: a response cut at the token limit (finish "max-tokens") drops
+// its tool-call blocks, which may be truncated and are never run; nil
+// when every block is kept.
+func (a *Assembler) keptMask() []bool {
+	if a.finish == nil || a.finish.Kind != FinishMaxTokens {
+		return nil
+	}
+	mask := make([]bool, len(a.blocks))
+	dropped := false
+	for i, b := range a.blocks {
+		mask[i] = b.finalType() != BlockToolCall
+		dropped = dropped || !mask[i]
+	}
+	if !dropped {
+		return nil
+	}
+	return mask
+}
+
+// kept returns the blocks [Assembler.Blocks] gives, in order.
+func (a *Assembler) kept() []*asmBlock {
+	mask := a.keptMask()
+	if mask == nil {
+		return a.blocks
+	}
+	var out []*asmBlock
+	for i, b := range a.blocks {
+		if mask[i] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ReplayState returns the replayState of the last finish chunk, with its
+// per-block entries pruned in step with [Assembler.Blocks] as the
+// recording system prunes them: nil when there was none, or when its
+// "blocks" has not one entry per block seen; unchanged when it has no
+// "blocks" or nothing was dropped; otherwise {"response":…,"blocks":[…]}
+// with the entries of the kept blocks only.
+func (a *Assembler) ReplayState() json.RawMessage {
+	if a.replay == nil {
+		return nil
+	}
+	obj, err := decodeObject(a.replay)
+	if err != nil {
+		return nil
+	}
+	rawBlocks, ok := obj["blocks"]
+	if !ok {
+		return bytes.Clone(a.replay)
+	}
+	var entries []json.RawMessage
+	if json.Unmarshal(rawBlocks, &entries) != nil || len(entries) != len(a.blocks) {
+		return nil
+	}
+	mask := a.keptMask()
+	if mask == nil {
+		return bytes.Clone(a.replay)
+	}
+	b := []byte{'{'}
+	if resp, ok := obj["response"]; ok {
+		b = append(append(b, `"response":`...), resp...)
+		b = append(b, ',')
+	}
+	b = append(b, `"blocks":[`...)
+	n := 0
+	for i, e := range entries {
+		if !mask[i] {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, e...)
+		n++
+	}
+	return append(b, ']', '}')
+}
+
 // Blocks returns the finished blocks in the order they were opened. Each is
 // a text, reasoning or tool-call block, or a block of another type kept
 // verbatim in Raw (from a block-end); Raw is nil for the known types,
 // except a text or reasoning block finished by [Assembler.AddEnd], which
-// gives the encoding it keeps instead of its Text.
+// gives the encoding it keeps instead of its Text. A response finished at
+// the token limit has no tool-call blocks (see keptMask); Parts, Text and
+// ToolCalls follow the same decision.
 func (a *Assembler) Blocks() []Block {
-	out := make([]Block, len(a.blocks))
-	for i, b := range a.blocks {
+	kept := a.kept()
+	out := make([]Block, len(kept))
+	for i, b := range kept {
 		out[i] = b.block()
 	}
 	return out
@@ -310,8 +413,9 @@ func (a *Assembler) Blocks() []Block {
 // or, for a block of another type, the bytes of its block-end's block
 // unchanged. Strings are written by [sessionlog.AppendString].
 func (a *Assembler) Parts() []json.RawMessage {
-	out := make([]json.RawMessage, len(a.blocks))
-	for i, b := range a.blocks {
+	kept := a.kept()
+	out := make([]json.RawMessage, len(kept))
+	for i, b := range kept {
 		blk := b.block()
 		out[i], _ = blk.appendJSON(nil) // a finished block always encodes
 	}
@@ -335,7 +439,7 @@ func (a *Assembler) Content() json.RawMessage {
 // concatenated in order. Reasoning is not included.
 func (a *Assembler) Text() string {
 	var sb strings.Builder
-	for _, b := range a.blocks {
+	for _, b := range a.kept() {
 		blk := b.block()
 		if blk.Type != BlockText {
 			continue
@@ -358,7 +462,7 @@ func (a *Assembler) Text() string {
 // Arguments; otherwise they are those of the deltas.
 func (a *Assembler) ToolCalls() []ToolCall {
 	var out []ToolCall
-	for _, b := range a.blocks {
+	for _, b := range a.kept() {
 		if b.typ != BlockToolCall {
 			continue
 		}

@@ -49,7 +49,7 @@ const (
 //   - tool-call-delta: Index, ID, Name (omitted from JSON when empty), ArgumentsDelta
 //   - block-end: Index, Block
 //   - usage: Usage
-//   - finish: Reason
+//   - finish: Reason, and ReplayState when the stream carried one
 //
 // When Raw is non-nil the chunk is a variant this package does not know;
 // MarshalJSON writes Raw unchanged and the other fields are ignored.
@@ -64,7 +64,11 @@ type Chunk struct {
 	Block          *Block
 	Usage          *Usage
 	Reason         *FinishReason
-	Raw            json.RawMessage
+	// ReplayState is a finish chunk's "replayState": the recording
+	// system's provider envelope ({"response":…,"blocks":[…]}), a JSON
+	// object kept verbatim (nil: none). See [Assembler.ReplayState].
+	ReplayState json.RawMessage
+	Raw         json.RawMessage
 }
 
 // Block is the completed content of a block, carried by a block-end chunk.
@@ -195,6 +199,10 @@ func (c Chunk) AppendJSON(dst []byte) ([]byte, error) {
 			b = append(b, '}')
 		}
 		b = append(b, '}')
+		if c.ReplayState != nil {
+			b = append(b, `,"replayState":`...)
+			b = append(b, c.ReplayState...)
+		}
 	default:
 		return dst, fmt.Errorf("llm: encode chunk: unknown type %q without raw form", c.Type)
 	}
@@ -265,9 +273,12 @@ func (c *Chunk) UnmarshalJSON(data []byte) error {
 			out.Usage, err = decodeUsage(obj["usage"])
 		}
 	case ChunkFinish:
-		err = obj.only("type", "reason")
+		err = obj.only("type", "reason", "replayState")
 		if err == nil {
 			out.Reason, err = decodeReason(obj["reason"])
+		}
+		if raw, ok := obj["replayState"]; ok && err == nil {
+			out.ReplayState, err = decodeReplayState(raw)
 		}
 	default:
 		out.Raw = bytes.Clone(data)
@@ -322,6 +333,36 @@ func decodeUsage(raw json.RawMessage) (*Usage, error) {
 		return nil, fmt.Errorf("usage: %w", err)
 	}
 	return &u, nil
+}
+
+// MaxReplayStateBytes bounds a finish chunk's replayState: the envelope
+// names the response and one small entry per block, never content.
+const MaxReplayStateBytes = 64 << 10
+
+// decodeReplayState checks a finish chunk's replayState: a JSON object of
+// at most MaxReplayStateBytes whose "blocks", when present, is an array of
+// objects. It is kept as written.
+func decodeReplayState(raw json.RawMessage) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > MaxReplayStateBytes {
+		return nil, fmt.Errorf("replayState: %d bytes, more than %d", len(raw), MaxReplayStateBytes)
+	}
+	obj, err := decodeObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("replayState: %w", err)
+	}
+	if blocks, ok := obj["blocks"]; ok {
+		var entries []json.RawMessage
+		if err := json.Unmarshal(blocks, &entries); err != nil || entries == nil {
+			return nil, fmt.Errorf(`replayState: "blocks" is not an array`)
+		}
+		for i, e := range entries {
+			if _, err := decodeObject(bytes.TrimSpace(e)); err != nil {
+				return nil, fmt.Errorf(`replayState: blocks[%d]: %w`, i, err)
+			}
+		}
+	}
+	return bytes.Clone(raw), nil
 }
 
 func decodeReason(raw json.RawMessage) (*FinishReason, error) {

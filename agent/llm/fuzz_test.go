@@ -15,6 +15,8 @@ import (
 // encoding is then a fixed point. Seeds live in testdata/fuzz/FuzzChunkJSON.
 func FuzzChunkJSON(f *testing.F) {
 	f.Add([]byte(`{"type":"text-delta","index":0,"text":"<\u2028>"}`))
+	f.Add([]byte(`{"type":"finish","reason":{"kind":"max-tokens"},"replayState":{"response":{"kind":"pi-ai","version":2},"blocks":[{"type":"text"},{"type":"tool-call"}]}}`))
+	f.Add([]byte(`{"type":"finish","reason":{"kind":"stop"},"replayState":{ }}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c1 Chunk
 		if err := c1.UnmarshalJSON(data); err != nil {

@@ -81,7 +81,11 @@ type execArgs struct {
 	root, tmp  string
 	network    bool // false: deny TCP connect and bind
 	livenessFD int  // -1: none
-	argv       []string
+	// tty: the program's controlling terminal is its stdin, a terminal
+	// that no session owns (a persistent terminal's PTY, package
+	// agent/terminal); without it the program has none.
+	tty  bool
+	argv []string
 }
 
 // parseExecArgs parses the arguments of sandbox-exec (without the
@@ -93,6 +97,7 @@ func parseExecArgs(args []string) (execArgs, error) {
 	fs.Func("mode", "sandbox mode: "+ModeNames, func(v string) error { a.mode = Mode(v); return nil })
 	fs.StringVar(&a.root, "root", "", "the writable root of workspace-write (absolute)")
 	fs.StringVar(&a.tmp, "tmp", "", "the writable temp dir of workspace-write (absolute, required there)")
+	fs.BoolVar(&a.tty, "tty", false, "make stdin, a terminal no session owns, the program's controlling terminal")
 	fs.IntVar(&a.livenessFD, "liveness-fd", -1, "an inherited fd, the read end of a pipe; EOF on it ends the command's tree")
 	fs.Func("network", "on (default) or off: off denies TCP connect and bind in confining modes", func(v string) error {
 		switch v {
@@ -137,13 +142,14 @@ func parseExecArgs(args []string) (execArgs, error) {
 
 // Exec implements the hidden subcommand
 //
-//	reel sandbox-exec --mode MODE [--root DIR] [--tmp DIR] [--network on|off] [--liveness-fd N] -- PROGRAM ARGS...
+//	reel sandbox-exec --mode MODE [--root DIR] [--tmp DIR] [--network on|off] [--liveness-fd N] [--tty] -- PROGRAM ARGS...
 //
 // args are the arguments after "sandbox-exec". Exec makes the current
 // process the supervisor of PROGRAM (looked up in PATH): it confines itself
 // with Landlock as MODE demands (no ruleset in danger-full-access), becomes
 // a child subreaper, starts PROGRAM as its child in a new session (no
-// controlling terminal), waits for it, kills every remaining descendant and
+// controlling terminal — with --tty, its stdin, which must be a terminal
+// that no session owns yet), waits for it, kills every remaining descendant and
 // exits with PROGRAM's status, dying by the same signal when PROGRAM died by
 // one. SIGTERM, SIGINT, SIGHUP or EOF on the liveness fd make it kill the
 // whole tree and exit. In workspace-write PROGRAM gets TMPDIR set to the

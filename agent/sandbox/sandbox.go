@@ -31,6 +31,9 @@ type Sandbox struct {
 	tempRoot string
 	network  bool
 	abi      int
+	// missingRunner, when set, is the file name (in the session's root)
+	// every command runs as instead of exe: a runner that does not exist.
+	missingRunner string
 
 	mu      sync.Mutex
 	closed  bool
@@ -62,6 +65,20 @@ func TempRoot(dir string) Option {
 // confined.
 func Network(on bool) Option {
 	return func(s *Sandbox) { s.network = on }
+}
+
+// MissingRunnerName is the file, in a session's working directory, that
+// [MissingRunner] makes every command's runner: it is never created.
+const MissingRunnerName = ".reel-missing-sandbox-runner"
+
+// MissingRunner is a fault switch for tests (reel acp
+// --debug-missing-sandbox-runner): every command's runner is
+// [MissingRunnerName] in the session's working directory instead of the reel
+// binary, so no command can be spawned and every bash call meets the
+// runner-failure path, as the reference suite's
+// DSH_SNAPSHOT_MISSING_SANDBOX_RUNNER does.
+func MissingRunner() Option {
+	return func(s *Sandbox) { s.missingRunner = MissingRunnerName }
 }
 
 // New returns a Sandbox whose commands re-execute exe (the reel binary, as
@@ -224,17 +241,35 @@ func (s *Sandbox) Hooks(mode Mode, cwd string) (tools.Guard, tools.CommandFunc) 
 		if tmp != "" {
 			_ = prepareTempDir(tmp)
 		}
-		return g, s.command(mode, root, tmp)
+		return g, s.command(mode, root, tmp, false)
 	case ReadOnly, DangerFullAccess:
-		return g, s.command(mode, root, tmp)
+		return g, s.command(mode, root, tmp, false)
 	}
 	return g, func(context.Context, string, string) (*exec.Cmd, error) {
 		return nil, fmt.Errorf("%s unknown sandbox mode; the command was not run", Marker(mode))
 	}
 }
 
-// command returns the CommandFunc of mode: bash under the supervisor.
-func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
+// TerminalCommand returns the CommandFunc of mode for a persistent
+// terminal of a session rooted at cwd: the one Hooks returns, but the
+// supervisor makes the command's stdin — the terminal's own PTY, which the
+// caller sets — its controlling terminal (sandbox-exec --tty), so that the
+// shell has job control and the PTY's foreground process group gets ^C.
+// The confinement and the lifetime guarantees are Hooks'. An unknown mode
+// refuses.
+func (s *Sandbox) TerminalCommand(mode Mode, cwd string) tools.CommandFunc {
+	if !ValidMode(string(mode)) {
+		return func(context.Context, string, string) (*exec.Cmd, error) {
+			return nil, fmt.Errorf("%s unknown sandbox mode; the terminal was not opened", Marker(mode))
+		}
+	}
+	root := filepath.Clean(cwd)
+	return s.command(mode, root, s.TempDir(root), true)
+}
+
+// command returns the CommandFunc of mode: bash under the supervisor
+// (with tty, stdin its controlling terminal).
+func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFunc {
 	return func(ctx context.Context, script, workdir string) (*exec.Cmd, error) {
 		live, err := s.liveness()
 		if err != nil {
@@ -260,8 +295,15 @@ func (s *Sandbox) command(mode Mode, root, tmp string) tools.CommandFunc {
 				return nil, err
 			}
 		}
+		if tty {
+			args = append(args, "--tty")
+		}
 		args = append(args, "--", "bash", "-c", script)
-		cmd := exec.CommandContext(ctx, s.exe, args...)
+		exe := s.exe
+		if s.missingRunner != "" {
+			exe = filepath.Join(root, s.missingRunner)
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.SysProcAttr = attr
 		cmd.Dir = workdir
 		cmd.ExtraFiles = []*os.File{live}

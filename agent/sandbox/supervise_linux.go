@@ -74,6 +74,11 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 			}
 		}
 	}
+	if a.tty {
+		if err := freeTerminal(); err != nil {
+			return fmt.Errorf("%w: --tty: %w", ErrSetup, err)
+		}
+	}
 	// Notify before the program exists, so that no signal meant for the
 	// tree kills only the supervisor.
 	sigs := make(chan os.Signal, 1)
@@ -83,8 +88,11 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 		Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{
 			// A new session: no controlling terminal, so /dev/tty
-			// cannot be opened and nothing can be pushed into one.
-			Setsid: true,
+			// cannot be opened and nothing can be pushed into one —
+			// unless --tty gives it its own PTY (stdin) as one.
+			Setsid:  true,
+			Setctty: a.tty,
+			Ctty:    0,
 			// Should the supervisor itself be killed, the program goes
 			// too.
 			Pdeathsig: syscall.SIGKILL,
@@ -301,3 +309,45 @@ func dieBySignal(sig syscall.Signal) {
 // to write its counters at exit, be denied by the ruleset, and say so on
 // the program's stderr), and the supervisor has nothing to flush.
 func exitNow(code int) { syscall.Exit(code) }
+
+// freeTerminal checks that stdin is a terminal that is no process's
+// controlling terminal: never one a user's shell holds (reel's own
+// terminal, were it stdin), which the program — as root, in
+// danger-full-access — could otherwise take over (TIOCSCTTY steals).
+func freeTerminal() error {
+	if _, err := unix.IoctlGetTermios(0, unix.TCGETS); err != nil {
+		return fmt.Errorf("stdin is not a terminal: %w", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(0, &st); err != nil {
+		return fmt.Errorf("stdin: %w", err)
+	}
+	major, minor := unix.Major(st.Rdev), unix.Minor(st.Rdev)
+	// /proc/PID/stat's tty_nr is the kernel's new_encode_dev.
+	ttyNr := int64(minor&0xff | major<<8 | (minor&^0xff)<<12)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		// state ppid pgrp session tty_nr
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 4 {
+			if nr, err := strconv.ParseInt(f[4], 10, 64); err == nil && nr == ttyNr {
+				return fmt.Errorf("stdin is the controlling terminal of process %s", e.Name())
+			}
+		}
+	}
+	return nil
+}

@@ -194,6 +194,10 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 	defer cancel()
 	j, err := env.start(runCtx, a.Command, workdir)
 	if err != nil {
+		var spawn *spawnError
+		if errors.As(err, &spawn) && env.Exec != nil {
+			return fail(RunnerFailurePrefix + spawn.Err.Error())
+		}
 		return fail(err.Error())
 	}
 	out := &collector{env: env, limit: env.maxInline()}
@@ -247,7 +251,8 @@ func (Bash) Run(ctx context.Context, env *Env, raw json.RawMessage) (Result, err
 	// text and the model decides. Only a run that did not happen (it could
 	// not start; the sandbox refused it, see the agent's Sandbox.Annotate)
 	// or was cancelled is an error result.
-	res := Result{Text: text, IsError: cancelled != nil, Kind: KindExecute, Title: title, SpillPath: spillPath}
+	res := Result{Text: text, IsError: cancelled != nil, Kind: KindExecute, Title: title, SpillPath: spillPath,
+		Value: foregroundValue(state, out, text, spillPath, timeout, wasKilled && failed && cancelled == nil, cancelled != nil)}
 	if cancelled != nil {
 		return res, fmt.Errorf("tools: bash: %q cancelled: %w", title, cancelled)
 	}
@@ -320,10 +325,21 @@ func (e *Env) start(ctx context.Context, script, workdir string) (*job, error) {
 	_ = w.Close()
 	if err != nil {
 		_ = r.Close()
-		return nil, err
+		return nil, &spawnError{Err: err}
 	}
 	return j, nil
 }
+
+// RunnerFailurePrefix starts the error result of a foreground bash call
+// whose runner (the Exec hook's program, the sandbox supervisor) could not
+// be spawned; the sandbox adapter rewrites such a result with its mode.
+const RunnerFailurePrefix = "Error: the command's runner could not start; the command did not run. Runner failure: "
+
+// spawnError is a process that could not be spawned.
+type spawnError struct{ Err error }
+
+func (e *spawnError) Error() string { return "tools: bash: spawning the command: " + e.Err.Error() }
+func (e *spawnError) Unwrap() error { return e.Err }
 
 // signal sends sig to the job's process group unless it was reaped.
 func (j *job) signal(sig syscall.Signal) {
@@ -411,7 +427,7 @@ func runBackground(ctx context.Context, env *Env, a BashArgs, title, workdir str
 		}
 		return errorResult(title, KindExecute, nil, text), nil
 	}
-	started := Result{Text: "started background job " + rec.id, Kind: KindExecute, Title: title}
+	started := Result{Text: "started background job " + rec.id, Kind: KindExecute, Title: title, Value: backgroundValue(rec.id)}
 	if b.j == nil {
 		// Nothing runs and nothing is owned: the job ends now, so its
 		// notice is queued before the call returns (deterministically
@@ -495,7 +511,7 @@ func (b *bashJob) run(owner JobOwner, t *Jobs, rec *jobRecord) {
 		b.out.end()
 		b.errs.end()
 		b.settle(owner.JobSandbox(-1, "", b.startErr))
-		t.settle(rec, JobKilled, "killed before exit")
+		t.settleAs(rec, JobKilled, "killed before exit", true)
 		return
 	}
 	var wg sync.WaitGroup
@@ -633,14 +649,18 @@ func (e *Env) maxInline() int {
 type collector struct {
 	env   *Env
 	limit int
-	total int64
+	// prefix names the spill file ("bash" when empty).
+	prefix string
+	total  int64
 	// buf is the whole output while it fits the limit; once spilling,
 	// head is its first limit bytes and tail at least its last limit.
 	buf, head, tail []byte
 	spilling        bool
 	spill           *spillFile // nil when the spill file could not be created
-	file            *os.File
-	spillErr        error
+	// suffix is the status line (or "(no output)") finish appended.
+	suffix   string
+	file     *os.File
+	spillErr error
 }
 
 // Write takes the next bytes of output. It never fails.
@@ -669,7 +689,11 @@ func (c *collector) Write(p []byte) (int, error) {
 // startSpill creates the spill file and writes b, the output so far, to it.
 func (c *collector) startSpill(b []byte) {
 	c.spilling = true
-	c.spill, c.file, c.spillErr = c.env.createSpill("bash", ".txt")
+	prefix := c.prefix
+	if prefix == "" {
+		prefix = "bash"
+	}
+	c.spill, c.file, c.spillErr = c.env.createSpill(prefix, ".txt")
 	if c.spill != nil {
 		_, _ = c.spill.Write(b)
 	}
@@ -705,6 +729,7 @@ func (c *collector) finish(status string) (string, string) {
 	case c.total == 0:
 		suffix = "(no output)"
 	}
+	c.suffix = suffix
 	total := c.total + int64(len(suffix))
 	if !c.spilling {
 		if total <= int64(c.limit) {

@@ -64,6 +64,21 @@
 // Guard, the write is not confined: the file is read and written through
 // Env.FS when set, else on disk by its path, following symbolic links.
 //
+// # File view
+//
+// A session's reads and writes of a file see one version of it, so the
+// model never edits text the write cannot see. read shows a file from
+// Env.FS (the editor's buffer, unsaved changes included) only when a write
+// of it would go there too — the Guard does not confine or refuse writes of
+// that path — and from the disk otherwise, where a confined write goes
+// (the editor is never trusted to resolve a confined path). With
+// Env.Observed set, an unconfined write or edit goes where the file's last
+// read came from (the buffer or the disk; the buffer for a file not yet
+// read), and a confined one of a file last read from the buffer is refused
+// ("cannot edit "P": it was read from the editor's unsaved buffer, but the
+// sandbox confines this edit to the file on disk, which may differ —
+// re-read the file, then retry") until it is read again.
+//
 // # Read before edit
 //
 // When Env.Observed is set (reel acp sets it per session), write and edit

@@ -116,6 +116,12 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 	if err != nil {
 		return fail(err.Error())
 	}
+	// One view: a confined edit changes the file on disk, so the text the
+	// model was shown must have come from there.
+	if len(roots) > 0 && env.guarded() && obs.Buffer {
+		return fail(viewChanged("edit", p))
+	}
+	view := env.unconfinedView(obs, seen)
 	var n int
 	change := func(old *string, f opened) (string, error) {
 		if env.guarded() && !obs.matches(f.version) {
@@ -153,7 +159,7 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 		if env.guarded() && !st.exists && st.err == nil && obs.onDisk() {
 			return fail(changedSinceRead("edit", p))
 		}
-		old, err = env.readExisting(ctx, p)
+		old, err = view.readExisting(ctx, p)
 		if err != nil {
 			if msg := fileFailure(p, "edit"); msg != "" {
 				return fail(msg)
@@ -163,12 +169,12 @@ func (Edit) run(ctx context.Context, env *Env, raw json.RawMessage, how resolveM
 		if updated, err = change(old, opened{version: st.version}); err != nil {
 			return fail(err.Error())
 		}
-		if err := env.writeText(ctx, p, updated); err != nil {
+		if err := view.writeText(ctx, p, updated); err != nil {
 			return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
 		}
 		after = statPath(p).version
 	}
-	env.observe(fileKey(p), Observation{Present: true, Version: after})
+	env.observe(fileKey(p), Observation{Present: true, Version: after, Buffer: len(roots) == 0 && view.FS != nil})
 	plural := "occurrence"
 	if n > 1 {
 		plural = "occurrences"

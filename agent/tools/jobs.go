@@ -86,6 +86,9 @@ type JobInfo struct {
 	// Started and Finished are when it was registered and when it ended
 	// (zero while it runs).
 	Started, Finished time.Time
+	// SpawnFailed says the job's process could not be spawned: it ended
+	// before the call that started it returned.
+	SpawnFailed bool
 }
 
 // StatusLine is the job's status as job_output ends with it: "[status:
@@ -154,6 +157,8 @@ type jobRecord struct {
 	// released. An ended job that is not reported gets the done hook.
 	reported bool
 	waiters  int
+	// spawnFailed: the process could not be spawned (JobInfo.SpawnFailed).
+	spawnFailed bool
 }
 
 // NewJobs returns an empty table that lets limit jobs run at once
@@ -199,7 +204,7 @@ func (t *Jobs) List() []JobInfo {
 
 // info is r's snapshot; the table's lock is held.
 func (r *jobRecord) info() JobInfo {
-	return JobInfo{ID: r.id, Kind: r.kind, Label: r.label, Status: r.status, Detail: r.detail, Started: r.started, Finished: r.finished}
+	return JobInfo{ID: r.id, Kind: r.kind, Label: r.label, Status: r.status, Detail: r.detail, Started: r.started, Finished: r.finished, SpawnFailed: r.spawnFailed}
 }
 
 // register admits and starts a job of kind: refused with ErrJobLimit when
@@ -245,11 +250,18 @@ func (t *Jobs) forget() {
 // settle records how r ended (the first end wins), releases its waiters
 // and, when nothing reported the end, calls the done hook.
 func (t *Jobs) settle(r *jobRecord, status JobStatus, detail string) {
+	t.settleAs(r, status, detail, false)
+}
+
+// settleAs is settle, with spawnFailed saying the job's process could not
+// be spawned.
+func (t *Jobs) settleAs(r *jobRecord, status JobStatus, detail string, spawnFailed bool) {
 	t.mu.Lock()
 	if r.status.Ended() {
 		t.mu.Unlock()
 		return
 	}
+	r.spawnFailed = spawnFailed
 	r.status, r.detail, r.finished = status, detail, time.Now()
 	if r.waiters > 0 {
 		r.reported = true
@@ -739,4 +751,34 @@ func (JobList) Run(_ context.Context, env *Env, raw json.RawMessage) (Result, er
 		lines[i] = fmt.Sprintf("%s [%s] %s — %s", j.ID, j.Kind, j.Status, j.Label)
 	}
 	return Result{Text: strings.Join(lines, "\n"), Kind: KindRead, Title: title}, nil
+}
+
+// JobWork is the work of a background job a tool outside this package
+// starts (a terminal's background send): what job_output and job_kill
+// control of it.
+type JobWork interface {
+	// Cancel asks the work to end; it returns at once and may be called
+	// more than once.
+	Cancel()
+	// ReadOutput returns the output since the previous call; settled
+	// tells that the job has ended (the work's output is complete).
+	ReadOutput(settled bool) string
+}
+
+// workAdapter is a JobWork as the table's jobWork.
+type workAdapter struct{ w JobWork }
+
+func (a workAdapter) cancel()                        { a.w.Cancel() }
+func (a workAdapter) readOutput(settled bool) string { return a.w.ReadOutput(settled) }
+
+// Start registers a job of kind (its id is KIND-N) labelled label whose
+// work is w, admitted like bash's (ErrJobLimit), and returns its id and
+// the function that records its end, once: status is one of the three
+// ends, detail what job_output shows after it ("wait: stdin_read").
+func (t *Jobs) Start(kind, label string, w JobWork) (id string, settle func(status JobStatus, detail string), err error) {
+	rec, err := t.register(kind, label, func(string) (jobWork, error) { return workAdapter{w}, nil })
+	if err != nil {
+		return "", nil, err
+	}
+	return rec.id, func(status JobStatus, detail string) { t.settle(rec, status, detail) }, nil
 }

@@ -27,6 +27,9 @@ type Observation struct {
 	Present bool
 	// Version is the file's version when it was seen (zero when absent).
 	Version FileVersion
+	// Buffer says the file was seen through Env.FS (the editor's buffer),
+	// not on disk.
+	Buffer bool
 }
 
 // Observations is a session's record of what read, write and edit saw of
@@ -107,9 +110,9 @@ func (e *Env) observe(key string, o Observation) {
 	}
 }
 
-// observePath records p as present at its current version on disk (a
-// zero version when it exists only for Env.FS).
-func (e *Env) observePath(key, p string) {
+// observeBuffer records p as seen through Env.FS, at its current version
+// on disk (a zero version when it exists only for Env.FS).
+func (e *Env) observeBuffer(key, p string) {
 	if e.Observed == nil {
 		return
 	}
@@ -117,7 +120,7 @@ func (e *Env) observePath(key, p string) {
 	if fi, err := os.Stat(p); err == nil {
 		v = versionOf(fi)
 	}
-	e.Observed.Observe(key, Observation{Present: true, Version: v})
+	e.Observed.Observe(key, Observation{Present: true, Version: v, Buffer: true})
 }
 
 // VersionOf is the version of the file a stat described.

@@ -154,7 +154,7 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 	}
 	var src io.Reader
 	var seen func()
-	if env.FS != nil {
+	if env.readsBuffer(p) {
 		// The editor is never asked for what is not a regular file on
 		// disk (it might block on a FIFO as well); a path missing on disk
 		// may still be an editor buffer.
@@ -172,7 +172,7 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 			return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 		}
 		src = strings.NewReader(content)
-		seen = func() { env.observePath(key, p) }
+		seen = func() { env.observeBuffer(key, p) }
 	} else {
 		if msg := fileFailure(p, "read"); msg != "" {
 			return absent(msg)
@@ -199,7 +199,7 @@ func runRead(ctx context.Context, env *Env, raw json.RawMessage, b readBounds) (
 		return fail(fmt.Sprintf("cannot read %s: %v", p, unwrapPathError(err)))
 	}
 	seen()
-	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs}, nil
+	return Result{Text: text, Kind: KindRead, Title: title, Locations: locs, Value: readValue(p, a.Offset, text)}, nil
 }
 
 // initialBuffer sizes read's line buffer for r: a small file gets a small

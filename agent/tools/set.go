@@ -145,10 +145,18 @@ type Describer interface {
 }
 
 // DescribeCall describes a call of the set's tool name: by the tool when
-// it is a Describer, else as env.Describe does (Describe when env is nil).
+// it is a Describer (a relative location it names resolved against env's
+// cwd when env is non-nil), else as env.Describe does (Describe when env
+// is nil).
 func (s *Set) DescribeCall(env *Env, name string, args json.RawMessage) (title string, kind Kind, locations []Location) {
 	if d, ok := s.byName[name].(Describer); ok {
-		return d.Describe(args)
+		title, kind, locations = d.Describe(args)
+		if env != nil && env.Cwd != "" {
+			for i := range locations {
+				locations[i].Path = env.abs(locations[i].Path)
+			}
+		}
+		return title, kind, locations
 	}
 	if env != nil {
 		return env.Describe(name, args)

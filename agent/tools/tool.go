@@ -89,6 +89,11 @@ type Result struct {
 	// engine stores them and adds each to the result as an image part
 	// after Text.
 	Images []Image `json:"-"`
+	// Value is the call's typed result as one JSON value, for programs
+	// that call the tool as a function (run_code, package
+	// agent/codemode); nil when the tool has none (the program then gets
+	// Text). It is never logged and never shown to the model as such.
+	Value json.RawMessage `json:"-"`
 }
 
 // FileSystem reads and writes text files on behalf of the file tools, for
@@ -186,6 +191,17 @@ type ProcessOwner interface {
 	Own(stop func()) (release func())
 }
 
+// Dispatcher runs the tool calls of a program (run_code) as the engine
+// runs a direct call: one strict parse, hooks, approval, sandbox mode and
+// logging. It is implemented by the engine.
+type Dispatcher interface {
+	// Names are the tools a program may call, in order.
+	Names() []string
+	// Dispatch runs one call of tool name with canonical JSON arguments
+	// under the id subCallID and returns its result.
+	Dispatch(ctx context.Context, subCallID, name string, args json.RawMessage) Result
+}
+
 // Env is the session environment a tool runs in. The zero value is not
 // usable: Cwd must be set.
 type Env struct {
@@ -199,10 +215,17 @@ type Env struct {
 	// Delegator, when non-nil, runs the child agents of the subagent
 	// tools (the engine); without it they fail.
 	Delegator Delegator
+	// History, when non-nil, is the calling session's own log, which the
+	// session query tools read; without it they fail.
+	History History
 	// Coordinator, when non-nil, controls the session's background
 	// children for send_message, list_agents, interrupt_agent and report;
 	// without it they fail.
 	Coordinator Coordinator
+	// Dispatcher, when non-nil, runs the tool calls a program makes from
+	// inside run_code (package agent/codemode) through the engine's path
+	// for a direct call; without it run_code fails.
+	Dispatcher Dispatcher
 	// Progress, when non-nil, receives the output a long-running command
 	// has written so far (its last ProgressBytes, see ProgressEvery),
 	// while it runs; the result still carries the whole output.
@@ -251,6 +274,15 @@ type Env struct {
 	// model in the refusal.
 	ImageInput bool
 	ImageModel string
+	// Keep, when non-nil, holds what a tool starts for the session on
+	// first use and keeps for its life (the lsp tool's language servers);
+	// the session closes it. With nil such a tool stops what it started
+	// when the call ends.
+	Keep *Keep
+	// Mode is the sandbox mode the call runs under ("" when unconfined);
+	// a resource kept across calls (a language server, run through Exec)
+	// is started again when it changes.
+	Mode string
 }
 
 // Sentinel errors, matched with errors.Is.

@@ -109,6 +109,12 @@ func (Write) run(ctx context.Context, env *Env, raw json.RawMessage, how resolve
 	key := fileKey(p)
 	obs, seen := env.observation(key)
 	replace := env.guarded() && seen && obs.Present
+	// One view: a confined write replaces the file on disk, so the file
+	// it replaces must have been seen there.
+	if len(roots) > 0 && replace && obs.Buffer {
+		return fail(viewChanged("write", p))
+	}
+	view := env.unconfinedView(obs, seen)
 	var old *string
 	var after FileVersion
 	if len(roots) > 0 {
@@ -144,15 +150,15 @@ func (Write) run(ctx context.Context, env *Env, raw json.RawMessage, how resolve
 				return fail(overwriteUnread(p))
 			}
 		}
-		if old, err = env.readExisting(ctx, p); err != nil {
+		if old, err = view.readExisting(ctx, p); err != nil {
 			return fail(fmt.Sprintf("cannot read the current content of %s: %v", p, unwrapPathError(err)))
 		}
-		if err := env.writeText(ctx, p, a.Content); err != nil {
+		if err := view.writeText(ctx, p, a.Content); err != nil {
 			return fail(fmt.Sprintf("cannot write %s: %v", p, unwrapPathError(err)))
 		}
 		after = statPath(p).version
 	}
-	env.observe(fileKey(p), Observation{Present: true, Version: after})
+	env.observe(fileKey(p), Observation{Present: true, Version: after, Buffer: len(roots) == 0 && view.FS != nil})
 	text := fmt.Sprintf("Wrote %d bytes to %s", len(a.Content), p)
 	if old == nil {
 		text = fmt.Sprintf("Wrote %d bytes to %s (new file)", len(a.Content), p)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/acpcmd"
 	"github.com/reel-agent/reel/agent/llm/standin"
+	"github.com/reel-agent/reel/agent/lsp/lsptest"
 	"github.com/reel-agent/reel/agent/mcp/mcptest"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/harness"
@@ -30,6 +31,7 @@ commands:
   log             inspect, verify, convert and repair session logs
   standin         run the scripted stand-in model server
   mcp-standin     run a stand-in MCP server (stdio, or --http ADDR) to try MCP tools
+  lsp-standin     run a stand-in language server (stdio) to try the lsp tool
   sandbox-exec    (internal) run a command under a Landlock ruleset
   version         print the version
 `
@@ -48,6 +50,10 @@ func main() {
 		code := mcptest.Command(ctx, os.Args[2:], os.Stderr)
 		stop()
 		os.Exit(code)
+	}
+	// lsp-standin owns stdout too: it speaks LSP there.
+	if len(os.Args) > 1 && os.Args[1] == "lsp-standin" {
+		os.Exit(lsptest.Command(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// Diagnostics may quote what a model or tool wrote: stderr reaches
 	// the terminal through termtext, escaped. (stdout is the commands' own:

@@ -146,6 +146,7 @@ var sessionChecks = []struct {
 }{
 	{"tool calls", checkCalls},
 	{"tool results", checkResults},
+	{"program tool calls", checkDispatches},
 	{"hooks", checkHooks},
 	{"approvals", checkApprovals},
 	{"titles", checkTitles},
@@ -200,21 +201,32 @@ func (c *cmp) callWhere(i int, w, g *callFact) string {
 	return fmt.Sprintf("call %d %s (turn %d step %d; %s)", i+1, w.Name, w.Turn, w.Step, c.seqs(w.Seq, g.Seq))
 }
 
-func checkCalls(c *cmp) {
-	w, g := c.want.calls, c.got.calls
+func checkCalls(c *cmp) { compareCalls(c, "tool calls", "", c.want.calls, c.got.calls) }
+
+// checkDispatches compares the tool calls of run_code programs, in order,
+// as checkCalls and checkResults compare the model's calls: the tool, the
+// arguments, the call id, the outcome and the essential content.
+func checkDispatches(c *cmp) {
+	compareCalls(c, "program tool calls", "program ", c.want.dispatches, c.got.dispatches)
+	compareResults(c, "program tool result", "program ", c.want.dispatches, c.got.dispatches)
+}
+
+// compareCalls compares two lists of calls under check; label prefixes
+// "call N".
+func compareCalls(c *cmp, check, label string, w, g []*callFact) {
 	if len(w) != len(g) {
-		c.diff("tool calls", "", "%s makes %d tool call(s) %s, %s %d %s", c.r.Want, len(w), callList(w), c.r.Got, len(g), callList(g))
+		c.diff(check, "", "%s makes %d %stool call(s) %s, %s %d %s", c.r.Want, len(w), label, callList(w), c.r.Got, len(g), callList(g))
 	}
 	for i := 0; i < min(len(w), len(g)); i++ {
 		a, b := w[i], g[i]
-		where := c.callWhere(i, a, b)
+		where := label + c.callWhere(i, a, b)
 		switch {
 		case a.Name != b.Name:
-			c.diff("tool calls", where, "tool: %s", c.vs(a.Name, b.Name))
+			c.diff(check, where, "tool: %s", c.vs(a.Name, b.Name))
 		case !sameJSON(a.Args, b.Args):
-			c.diff("tool calls", where, "arguments: %s", c.vs(a.Args, b.Args))
+			c.diff(check, where, "arguments: %s", c.vs(a.Args, b.Args))
 		case a.ID != b.ID:
-			c.diff("tool calls", where, "call id: %s", c.vs(a.ID, b.ID))
+			c.diff(check, where, "call id: %s", c.vs(a.ID, b.ID))
 		}
 	}
 }
@@ -244,26 +256,34 @@ func sameJSON(a, b string) bool {
 }
 
 func checkResults(c *cmp) {
-	w, g := c.want.calls, c.got.calls
+	compareResults(c, "tool result", "", c.want.calls, c.got.calls)
+	for _, seq := range c.got.unmatched {
+		c.diff("tool result", fmt.Sprintf("%s seq %d", c.r.Got, seq), "a result answers no tool call of the log")
+	}
+}
+
+// compareResults compares the results of two lists of calls under check;
+// label prefixes "call N".
+func compareResults(c *cmp, check, label string, w, g []*callFact) {
 	for i := 0; i < min(len(w), len(g)); i++ {
 		a, b := w[i], g[i]
 		if a.Name != b.Name {
 			continue // reported by checkCalls
 		}
-		where := c.callWhere(i, a, b)
+		where := label + c.callWhere(i, a, b)
 		switch {
 		case a.Result == nil && b.Result == nil:
 			continue
 		case a.Result == nil:
-			c.diff("tool result", where, "%s has no result for the call, %s has one (seq %d)", c.r.Want, c.r.Got, b.Result.Seq)
+			c.diff(check, where, "%s has no result for the call, %s has one (seq %d)", c.r.Want, c.r.Got, b.Result.Seq)
 			continue
 		case b.Result == nil:
-			c.diff("tool result", where, "%s has no result for the call", c.r.Got)
+			c.diff(check, where, "%s has no result for the call", c.r.Got)
 			continue
 		}
-		where = fmt.Sprintf("call %d %s (turn %d step %d; %s)", i+1, a.Name, a.Turn, a.Step, c.seqs(a.Result.Seq, b.Result.Seq))
+		where = label + fmt.Sprintf("call %d %s (turn %d step %d; %s)", i+1, a.Name, a.Turn, a.Step, c.seqs(a.Result.Seq, b.Result.Seq))
 		if a.Result.IsError != b.Result.IsError {
-			c.diff("tool result", where, "isError: %s\n  %s: %s\n  %s: %s", c.vs(strconv.FormatBool(a.Result.IsError), strconv.FormatBool(b.Result.IsError)),
+			c.diff(check, where, "isError: %s\n  %s: %s\n  %s: %s", c.vs(strconv.FormatBool(a.Result.IsError), strconv.FormatBool(b.Result.IsError)),
 				c.r.Want, clip(oneLine(a.Result.Text), 240), c.r.Got, clip(oneLine(b.Result.Text), 240))
 			continue
 		}
@@ -272,7 +292,7 @@ func checkResults(c *cmp) {
 		}
 		rule := toolRule(a.Name)
 		if rule == nil {
-			c.unchecked("call %d %s: no rule in the tool table compares its content; only its outcome was compared", i+1, a.Name)
+			c.unchecked(label+"call %d %s: no rule in the tool table compares its content; only its outcome was compared", i+1, a.Name)
 			continue
 		}
 		wantText := a.Result.Text
@@ -281,22 +301,19 @@ func checkResults(c *cmp) {
 		}
 		we, ok := rule.essence(wantText, a.Result.Meta)
 		if !ok {
-			c.unchecked("call %d %s (%s seq %d): the result is in no presentation the tool table knows, so its content was not compared: %q", i+1, a.Name, c.r.Want, a.Result.Seq, clip(a.Result.Text, 160))
+			c.unchecked(label+"call %d %s (%s seq %d): the result is in no presentation the tool table knows, so its content was not compared: %q", i+1, a.Name, c.r.Want, a.Result.Seq, clip(a.Result.Text, 160))
 			continue
 		}
 		ge, ok := rule.essence(b.Result.Text, b.Result.Meta)
 		if !ok {
-			c.diff("tool result", where, "the %s result is in no presentation of a %s result the tool table knows\n  %s: %s\n  %s: %q",
+			c.diff(check, where, "the %s result is in no presentation of a %s result the tool table knows\n  %s: %s\n  %s: %q",
 				c.r.Got, a.Name, c.r.Want, we, c.r.Got, clip(b.Result.Text, 240))
 			continue
 		}
 		if !we.equal(ge) {
-			c.diff("tool result", where, "essential content differs at %s\n  %s: %s\n  %s: %s",
+			c.diff(check, where, "essential content differs at %s\n  %s: %s\n  %s: %s",
 				firstDifference(we, ge), c.r.Want, we, c.r.Got, ge)
 		}
-	}
-	for _, seq := range c.got.unmatched {
-		c.diff("tool result", fmt.Sprintf("%s seq %d", c.r.Got, seq), "a result answers no tool call of the log")
 	}
 }
 

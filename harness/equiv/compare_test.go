@@ -175,6 +175,30 @@ func TestCompare(t *testing.T) {
 		{"wire text changed", "tool-call-turn", func(t *testing.T, s *Side) {
 			editWire(s, func(l string) []string { return []string{strings.Replace(l, `"text":"DONE"`, `"text":"NOPE"`, 1)} })
 		}, Different, []string{"wire text"}},
+		{"identical program", "code-mode-program", func(*testing.T, *Side) {}, Equivalent, nil},
+		{"program output changed", "code-mode-program", func(t *testing.T, s *Side) {
+			edit(t, s, "tool/result", 0, setResultText("lines: 4"))
+		}, Different, []string{"tool result"}},
+		{"program call's output changed", "code-mode-program", func(t *testing.T, s *Side) {
+			edit(t, s, "tool/code-dispatch", 1, func(d map[string]any) {
+				d["content"] = []any{map[string]any{"type": "text", "text": "beta\n"}}
+			})
+		}, Different, []string{"program tool result"}},
+		{"program call's outcome flipped", "code-mode-program", func(t *testing.T, s *Side) {
+			edit(t, s, "tool/code-dispatch", 2, func(d map[string]any) { d["isError"] = false })
+		}, Different, []string{"program tool result"}},
+		{"program call's arguments changed", "code-mode-program", func(t *testing.T, s *Side) {
+			edit(t, s, "tool/code-dispatch", 0, func(d map[string]any) { d["arguments"] = map[string]any{"file_path": "other.txt"} })
+		}, Different, []string{"program tool calls"}},
+		{"program call dropped", "code-mode-program", func(t *testing.T, s *Side) {
+			// The program's second call never ran: its record is some
+			// other (unknown) event, keeping the log's seqs.
+			for i := range s.Logs[0].Events {
+				if e := &s.Logs[0].Events[i]; e.Type == "tool/code-dispatch" && strings.Contains(string(e.Data), `"subCallId":"call_program:code:2"`) {
+					e.Type = "x/not-a-dispatch"
+				}
+			}
+		}, Different, []string{"program tool calls"}},
 		{"no transcript", "tool-call-turn", func(t *testing.T, s *Side) { s.Wire = nil }, Partial, nil},
 		{"result answers another call", "tool-call-turn", func(t *testing.T, s *Side) {
 			edit(t, s, "tool/result", 0, func(d map[string]any) { resultPart(d)["toolCallId"] = "call_other" })

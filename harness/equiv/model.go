@@ -13,11 +13,14 @@ import (
 // text of every step, the turn ends, and the request of every step.
 type facts struct {
 	calls []*callFact
-	users []*userFact
-	texts []stepText
-	ends  []turnEnd
-	steps []*stepRequest
-	hooks []*hookFact
+	// dispatches are the tool calls run_code programs made
+	// (tool/code-dispatch records), each with its result.
+	dispatches []*callFact
+	users      []*userFact
+	texts      []stepText
+	ends       []turnEnd
+	steps      []*stepRequest
+	hooks      []*hookFact
 	// approvals are the approval/asked questions and their outcomes
 	// (approvals.go).
 	approvals []*approvalFact
@@ -132,6 +135,12 @@ func extract(l *Log, temp []string) (*facts, error) {
 			c := &callFact{Seq: e.Seq, Turn: turn, Step: step, ID: d.CallID, Name: d.Name, Args: d.Arguments}
 			f.calls = append(f.calls, c)
 			open[d.CallID] = append(open[d.CallID], c)
+		case "tool/code-dispatch":
+			c, err := decodeDispatch(e, p, turn, step)
+			if err != nil {
+				return nil, err
+			}
+			f.dispatches = append(f.dispatches, c)
 		case sessionlog.TypeToolResult:
 			r, callID, err := decodeResult(e, p)
 			if err != nil {
@@ -218,6 +227,32 @@ func extract(l *Log, temp []string) (*facts, error) {
 	}
 	classify(f)
 	return f, nil
+}
+
+// decodeDispatch reads a tool/code-dispatch record: one tool call a
+// run_code program made, with its result.
+func decodeDispatch(e *sessionlog.Event, p *pather, turn, step int) (*callFact, error) {
+	d, err := sessionlog.DecodeData[struct {
+		SubCallID string          `json:"subCallId"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		IsError   bool            `json:"isError"`
+		Content   []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}](e)
+	if err != nil {
+		return nil, err
+	}
+	var text strings.Builder
+	for _, c := range d.Content {
+		if c.Type == "text" {
+			text.WriteString(c.Text)
+		}
+	}
+	return &callFact{Seq: e.Seq, Turn: turn, Step: step, ID: d.SubCallID, Name: d.Name, Args: string(d.Arguments),
+		Result: &resultFact{Seq: e.Seq, IsError: d.IsError, Text: p.apply(text.String())}}, nil
 }
 
 // decodeResult reads a tool/result: its outcome and the call it answers.

@@ -156,12 +156,104 @@ var ToolRules = []ToolRule{
 		essence:    interruptEssence,
 	},
 	{
+		Tool: "job_output",
+		Compared: "the status line (status and detail), the sandbox's verdict (a runner that failed, a denial), that the process could not be spawned, " +
+			"and the other output lines in order (stdout, the `[stderr]` line and stderr)",
+		Normalized: "the wording of a spawn failure's operating-system error (Node's `Error: spawn PATH ENOENT` against Go's `fork/exec PATH: …`); " +
+			"the wording of a denial line; `(no output)`; trailing blanks and trailing empty lines",
+		essence: jobOutputEssence,
+	},
+	{
+		Tool:       "job_kill",
+		Compared:   "the job named and whether its cancellation was requested or it had already finished (with its status line)",
+		Normalized: "none: both answer `requested cancellation of job <id>` or `job <id> had already finished [status: …]`",
+		essence:    jobKillEssence,
+	},
+	{
+		Tool:     "session_event_read",
+		Compared: "the session's title the result names and the seq read",
+		Normalized: "the session id (each system's own); the event at the seq, its JSON and the neighbours' summaries: the two systems lay a log out " +
+			"differently (the reference's runtime-context message, reel's sandbox/mode and approval/policy events), so one seq names different events; whether it was spilled",
+		essence: eventReadEssence,
+	},
+	{
+		Tool: "run_code",
+		Compared: "the program's output, line by line: the lines it printed, then its return value (a string as it is, other values as indented JSON); " +
+			"the tool calls the program made are compared as the model's calls are (\"program call N\": tool, arguments, call id, outcome and, by the called tool's rule, essential content)",
+		Normalized: "the lines' trailing blanks and the result's trailing empty lines",
+		essence:    runCodeEssence,
+	},
+	{
 		Tool:       "skill",
 		Compared:   "the skill's name, its base directory (relative to the working directory) and the lines of its instructions, in order",
 		Normalized: "the lines' surrounding blanks and empty lines",
 		essence:    skillEssence,
 	},
+	{
+		Tool:       "terminal_open",
+		Compared:   "the terminal's id, display name and backend type",
+		Normalized: "the startup output (each system's shell prints its own prompt)",
+		essence:    terminalOpenEssence,
+	},
+	{
+		Tool:     "terminal_send",
+		Compared: "the wait reason, the shell's status and the output lines (from the logged viewport when the result has one, else from the text)",
+		Normalized: "each line's leading shell prompt (`dsh> `, `reel> `) and prompt-only lines; " +
+			"a result cut to its tail is compared by its viewport (the reference logs it whole)",
+		essence: terminalSendEssence,
+	},
+	{
+		Tool:       "terminal_read",
+		Compared:   "the page's place (`[lines: A-B of N]`), whether output was dropped, and its lines",
+		Normalized: "each line's leading shell prompt and prompt-only lines",
+		essence:    terminalReadEssence,
+	},
+	{
+		Tool:       "terminal_signal",
+		Compared:   "the signal delivered",
+		Normalized: "the foreground process group's id (each run's own)",
+		essence:    terminalSignalEssence,
+	},
+	{
+		Tool:       "terminal_list",
+		Compared:   "a line per terminal: id, name, type and status, in order; `(no terminal sessions)`",
+		Normalized: "the `pid=N` each line may end with",
+		essence:    terminalListEssence,
+	},
+	{
+		Tool:       "terminal_close",
+		Compared:   "the terminal closed (or already closing)",
+		Normalized: "none: both answer `closed terminal session <id>`",
+		essence:    terminalCloseEssence,
+	},
+	{
+		Tool:       "lsp",
+		Compared:   "the result's lines, in order: each location as path:line:character, the omission note, `No results.`; a hover's text",
+		Normalized: "absolute against cwd-relative paths of locations; the lines' trailing blanks and the result's trailing empty lines",
+		essence:    lspEssence,
+	},
 }
+
+// lspEssence reduces an lsp result to its lines, a location's path made
+// cwd-relative.
+func lspEssence(text string, _ json.RawMessage) (Essence, bool) {
+	e := Essence{Facts: []string{"lsp result"}}
+	body := strings.TrimRight(text, " \t\n")
+	if body == "" {
+		return e, true
+	}
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimRight(l, " \t")
+		if m := lspLocation().FindStringSubmatch(l); m != nil {
+			l = relPath(m[1]) + m[2]
+		}
+		e.Items = append(e.Items, l)
+	}
+	return e, true
+}
+
+// lspLocation is one location line of an lsp result.
+var lspLocation = lazyRegexp(`^(.+)(:\d+:\d+)$`)
 
 // toolRule returns the rule for a tool, or nil.
 func toolRule(name string) *ToolRule {
@@ -736,6 +828,20 @@ func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
 // backgroundStart is the result of a background (continuable) subagent
 // call: the reference answers as soon as the child accepted its prompt.
 var backgroundStart = lazyRegexp(`^started subagent (\S+)$`)
+
+// runCodeEssence reduces a run_code result — the program's printed lines
+// and rendered return value, verbatim in both systems — to its lines.
+func runCodeEssence(text string, _ json.RawMessage) (Essence, bool) {
+	e := Essence{Facts: []string{"program output"}}
+	body := strings.TrimRight(text, " \t\n")
+	if body == "" {
+		return e, true
+	}
+	for _, l := range strings.Split(body, "\n") {
+		e.Items = append(e.Items, strings.TrimRight(l, " \t"))
+	}
+	return e, true
+}
 
 // subagentEssence reduces a subagent or subagent_fork result — the
 // child's final output verbatim, no framing, possibly empty — to its

@@ -35,6 +35,31 @@ func TestToolEssence(t *testing.T) {
 		{"read missing line", "read",
 			"<path>p</path>\n<type>file</type>\n<content>\n1: a\n2: b\n</content>",
 			"     1\ta", false},
+		{"job_output spawn failure", "job_output",
+			"[stderr]\nspawn failed: Error: spawn {{cwd}}/.dsh-missing-sandbox-runner ENOENT\n[sandbox: the sandbox runner itself failed under read-only mode — the command did not run; this is a sandbox problem, not a command failure]\n[status: killed, killed before exit]",
+			"[stderr]\nspawn failed: fork/exec {{cwd}}/.reel-missing-sandbox-runner: no such file or directory\n[sandbox: the sandbox runner itself failed under read-only mode — the command did not run; this is a sandbox problem, not a command failure]\n[status: killed, killed before exit]", true},
+		{"job_output spawn failure without the runner line", "job_output",
+			"[stderr]\nspawn failed: Error: spawn x ENOENT\n[sandbox: the sandbox runner itself failed under read-only mode — x]\n[status: killed, killed before exit]",
+			"[stderr]\nspawn failed: fork/exec x: no such file or directory\n[status: killed, killed before exit]", false},
+		{"job_output output", "job_output", "hello\n[status: completed, exit code: 0]", "hello\n[status: completed, exit code: 0]", true},
+		{"job_output other output", "job_output", "hello\n[status: completed, exit code: 0]", "hullo\n[status: completed, exit code: 0]", false},
+		{"job_output other exit", "job_output", "[status: completed, exit code: 0]", "[status: completed, exit code: 1]", false},
+		{"job_output running", "job_output", "(no output)\n[status: running]", "[status: running]", true},
+		{"job_output running against ended", "job_output", "[status: running]", "[status: killed, signal: SIGTERM]", false},
+		{"job_kill requested", "job_kill", "requested cancellation of job bash-1", "requested cancellation of job bash-1\n", true},
+		{"job_kill other job", "job_kill", "requested cancellation of job bash-1", "requested cancellation of job bash-2", false},
+		{"job_kill already finished", "job_kill", "job bash-1 had already finished [status: completed, exit code: 0]", "job bash-1 had already finished [status: completed, exit code: 0]", true},
+		{"job_kill finished against requested", "job_kill", "job bash-1 had already finished [status: completed, exit code: 0]", "requested cancellation of job bash-1", false},
+		{"job_kill other status", "job_kill", "job bash-1 had already finished [status: completed, exit code: 0]", "job bash-1 had already finished [status: killed, signal: SIGTERM]", false},
+		{"session_event_read same seq", "session_event_read",
+			"Session {{sessionId}} — Read request event 5 with\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\",\n  \"seq\": 5\n}\n```\n\n(Omitted 782 bytes. Full formatted result stored at: /tmp/x. Use read with offset/limit, or grep this path to search within it.)",
+			"Session cc94 — Read request event 5 with\nTarget event seq 5:\n```json\n{\n  \"type\": \"session/title\",\n  \"seq\": 5\n}\n```", true},
+		{"session_event_read other seq", "session_event_read",
+			"Session a — t\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\"\n}\n```",
+			"Session b — t\nTarget event seq 6:\n```json\n{\n  \"type\": \"user/message\"\n}\n```", false},
+		{"session_event_read other title", "session_event_read",
+			"Session a — t\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\"\n}\n```",
+			"Session a — untitled\nTarget event seq 5:\n```json\n{\n  \"type\": \"user/message\"\n}\n```", false},
 		{"bash output", "bash", "SNAPSHOT_OK\n", "SNAPSHOT_OK\n", true},
 		{"bash other output", "bash", "SNAPSHOT_OK\n", "ok", false},
 		{"bash no output", "bash", "(no output)", "(no output)", true},
@@ -174,6 +199,17 @@ func TestToolEssenceRefuses(t *testing.T) {
 		{"report", "report accepted"},
 		{"report", "ok"},
 		{"interrupt_agent", "interrupted"},
+		{"job_output", ""},
+		{"job_output", "hello"},
+		{"job_output", "hello\n[status: ]"},
+		{"job_output", "[status: running] trailing"},
+		{"job_kill", ""},
+		{"job_kill", "requested cancellation of job "},
+		{"job_kill", "job bash-1 had already finished"},
+		{"job_kill", "Error: unknown job bash-9"},
+		{"session_event_read", "Session a — t"},
+		{"session_event_read", "Target event seq 5:"},
+		{"session_event_read", ""},
 	}
 	for _, c := range cases {
 		if e, ok := toolRule(c.tool).essence(c.text, nil); ok {
@@ -186,7 +222,7 @@ func TestToolEssenceRefuses(t *testing.T) {
 // documented row.
 func TestToolRulesDocumented(t *testing.T) {
 	for _, name := range []string{"bash", "read", "write", "edit", "glob", "grep", "todo_write",
-		"subagent", "subagent_fork", "send_message", "list_agents", "report", "interrupt_agent"} {
+		"subagent", "subagent_fork", "send_message", "list_agents", "report", "interrupt_agent", "job_output", "job_kill"} {
 		r := toolRule(name)
 		if r == nil || r.Compared == "" || r.Normalized == "" || r.essence == nil {
 			t.Errorf("tool %s has no complete row in ToolRules", name)

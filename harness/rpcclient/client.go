@@ -31,6 +31,9 @@ type Options struct {
 	// FS serves fs/read_text_file and fs/write_text_file. Nil answers them
 	// method-not-found.
 	FS FileSystem
+	// Elicitation answers elicitation/create. Nil answers it
+	// method-not-found.
+	Elicitation ElicitationHandler
 	// Logger receives protocol warnings (unexpected responses, handler
 	// failures). Nil discards them.
 	Logger *slog.Logger
@@ -343,6 +346,11 @@ func (c *Client) serve(ctx context.Context, req *jsonrpc2.Request) (any, error) 
 			return nil, err
 		}
 		return struct{}{}, nil
+	case MethodElicitationCreate:
+		if c.opts.Elicitation == nil || req.Params == nil {
+			return nil, methodNotFound(req.Method)
+		}
+		return c.opts.Elicitation(ctx, *req.Params)
 	}
 	return nil, methodNotFound(req.Method)
 }

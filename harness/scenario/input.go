@@ -27,6 +27,7 @@ const (
 	fSession     = "session"
 	fMode        = "mode"
 	fExpectError = "expectError"
+	fAddDirs     = "additionalDirectories"
 	fNotices     = "notices"
 	fCompaction  = "compaction"
 )
@@ -34,7 +35,7 @@ const (
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError, fNotices, fCompaction}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fExpectError, fAddDirs, fNotices, fCompaction}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -65,8 +66,13 @@ type Step struct {
 	// Mode is the session mode id for OpSetMode.
 	Mode string
 	// ExpectError says the agent must answer the step's request with a
-	// JSON-RPC error (OpPrompt, OpLoadSession).
+	// JSON-RPC error (OpPrompt, OpLoadSession, OpNewSession).
 	ExpectError bool
+	// AdditionalDirectories is what OpNewSession sends as ACP's
+	// additionalDirectories (nil: the member is not sent). Each is a
+	// non-empty string; they are sent as written, never opened by the
+	// harness.
+	AdditionalDirectories []string
 	// Notices and Compaction make OpInitialize advertise the client
 	// capabilities session.notices and session.compaction.
 	Notices, Compaction bool
@@ -135,6 +141,8 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v = s.Mode
 		case fExpectError:
 			v, present = s.ExpectError, s.ExpectError
+		case fAddDirs:
+			v, present = s.AdditionalDirectories, s.AdditionalDirectories != nil
 		case fNotices:
 			v, present = s.Notices, s.Notices
 		case fCompaction:
@@ -260,9 +268,24 @@ type Input struct {
 	// declares the run's model image-capable (the stand-in takes images as
 	// the reference's snapshot catalogs declare theirs); "" for auto.
 	ImageInput string `json:"imageInput,omitempty"`
+	// Terminals is reel acp's --terminals: the persistent terminal tools
+	// are offered.
+	Terminals bool `json:"terminals,omitempty"`
+	// CodeMode runs reel acp with --code-mode: the model is offered
+	// run_code alone (package agent/codemode).
+	CodeMode bool `json:"codeMode,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+	// LSPServer is reel's own: the mode of the stand-in language server
+	// (reel lsp-standin MODE) the run's lsp tool uses for .ts files
+	// (reel acp --lsp-server); "" offers no lsp tool.
+	LSPServer string `json:"lspServer,omitempty"`
+	// EditorBuffers and ElicitationAnswers are reel's own: the unsaved
+	// buffers and the elicitation replies of the editor the client plays
+	// (editor.go).
+	EditorBuffers      map[string]string `json:"editorBuffers,omitempty"`
+	ElicitationAnswers []json.RawMessage `json:"elicitationAnswers,omitempty"`
 }
 
 // MCPServer is one stand-in MCP server of a scenario: Name is the name the
@@ -279,7 +302,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "mcpServers"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "terminals", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -326,10 +349,20 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Network, err = m.Value.NonEmpty()
 		case "imageInput":
 			in.ImageInput, err = m.Value.NonEmpty()
+		case "terminals":
+			in.Terminals, err = m.Value.Bool()
+		case "codeMode":
+			in.CodeMode, err = m.Value.Bool()
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
 			in.MCPServers, err = mcpServers(m.Value)
+		case "lspServer":
+			in.LSPServer, err = m.Value.NonEmpty()
+		case "editorBuffers":
+			in.EditorBuffers, err = editorBuffers(m.Value)
+		case "elicitationAnswers":
+			in.ElicitationAnswers, err = elicitationAnswers(m.Value)
 		}
 		if err != nil {
 			return nil, err
@@ -474,6 +507,8 @@ func step(v strictjson.Value) (Step, error) {
 			s.Mode, err = m.Value.NonEmpty()
 		case fExpectError:
 			s.ExpectError, err = m.Value.Bool()
+		case fAddDirs:
+			s.AdditionalDirectories, err = dirList(m.Value)
 		case fNotices:
 			s.Notices, err = m.Value.Bool()
 		case fCompaction:
@@ -484,6 +519,30 @@ func step(v strictjson.Value) (Step, error) {
 		}
 	}
 	return s, nil
+}
+
+// maxAddDirs bounds the additionalDirectories of one step.
+const maxAddDirs = 64
+
+// dirList parses additionalDirectories: an array of at most maxAddDirs
+// non-empty strings (empty: an empty list, sent as []).
+func dirList(v strictjson.Value) ([]string, error) {
+	elems, err := v.Array()
+	if err != nil {
+		return nil, err
+	}
+	if len(elems) > maxAddDirs {
+		return nil, v.Errorf(ErrBadValue, "has %d entries, more than %d", len(elems), maxAddDirs)
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		d, err := e.NonEmpty()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func fileWait(v strictjson.Value) (*FileWait, error) {

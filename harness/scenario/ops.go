@@ -16,7 +16,9 @@ const (
 	// OpInitialize sends "initialize".
 	OpInitialize Op = "initialize"
 	// OpNewSession sends "session/new"; sessions are indexed 0, 1, … in
-	// the order they are created.
+	// the order they are created. With ExpectError (the corpus's
+	// newSessionExpectError) the agent must refuse it, sent with
+	// AdditionalDirectories when given; no session is created.
 	OpNewSession Op = "newSession"
 	// OpPrompt sends "session/prompt" with Text and waits for the result
 	// (with ExpectError, an error result).
@@ -129,8 +131,8 @@ type opSpec struct {
 var vocabulary = []opSpec{
 	{op: OpInitialize, optional: []string{fNotices, fCompaction}, run: Driver.Initialize,
 		doc: "sends `initialize`; `notices: true` / `compaction: true` advertise the client capabilities `session.notices` / `session.compaction`"},
-	{op: OpNewSession, run: Driver.NewSession,
-		doc: "sends `session/new`; sessions are indexed 0, 1, … in creation order"},
+	{op: OpNewSession, optional: []string{fExpectError, fAddDirs}, run: Driver.NewSession, twin: "newSessionExpectError",
+		doc: "sends `session/new`; sessions are indexed 0, 1, … in creation order; with `expectError: true` (the corpus's `newSessionExpectError`) the response must be a JSON-RPC error and no session is created, and `additionalDirectories` (strings) are sent as ACP's member of that name"},
 	{op: OpPrompt, required: []string{fText}, optional: []string{fSession, fExpectError}, prompt: true, run: Driver.Prompt, twin: "promptExpectError",
 		doc: "sends `session/prompt` with `text` and waits for the result; with `expectError: true` the response must be a JSON-RPC error"},
 	{op: OpPromptContent, required: []string{fContent}, optional: []string{fSession}, prompt: true, run: Driver.Prompt,
@@ -201,6 +203,10 @@ func (s Step) IsPrompt() bool {
 	spec, _, ok := lookup(s.Op)
 	return ok && spec.prompt
 }
+
+// CreatesSession reports whether the step creates a session: a
+// newSession that is not expected to be refused.
+func (s Step) CreatesSession() bool { return s.Op == OpNewSession && !s.ExpectError }
 
 // Driven reports whether reel's harness can run the step (Run would not
 // return ErrNotDriven or ErrUnknownOp).

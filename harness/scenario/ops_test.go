@@ -127,6 +127,16 @@ func TestTwin(t *testing.T) {
 			t.Errorf("MarshalJSON(%+v) = %s, %v; want %s", st, b, err, want)
 		}
 	}
+	in, err = ParseInput("input.json", []byte(`{"steps":[{"op":"newSessionExpectError","additionalDirectories":["/extra-dir"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Step{Op: OpNewSession, ExpectError: true, AdditionalDirectories: []string{"/extra-dir"}}); !reflect.DeepEqual(in.Steps[0], want) {
+		t.Errorf("step = %+v, want %+v", in.Steps[0], want)
+	}
+	if b, err := in.Steps[0].MarshalJSON(); err != nil || string(b) != `{"op":"newSession","expectError":true,"additionalDirectories":["/extra-dir"]}` {
+		t.Errorf("MarshalJSON = %s, %v", b, err)
+	}
 	b, _ := Step{Op: OpLoadSession}.MarshalJSON()
 	if string(b) != `{"op":"loadSession"}` {
 		t.Errorf("expectError false is written: %s", b)

@@ -1,0 +1,293 @@
+package acpcmd_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/reel-agent/reel/agent/llm/standin"
+)
+
+// The persistent terminals (agent/terminal) under attack, through the real
+// binary with --terminals: a model that floods a terminal, ignores
+// signals, leaves terminals behind when reel is killed, writes outside the
+// workspace from one, and keeps one opened before the editor narrowed the
+// session.
+
+// termCall is a stand-in model's call of a terminal tool.
+func termCall(t *testing.T, id, tool string, args map[string]any) standin.Response {
+	return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: tool, Arguments: jsonArgs(t, args)}}}
+}
+
+// termSend is a terminal_send of command to pty-1.
+func termSend(t *testing.T, id, command string) standin.Response {
+	return termCall(t, id, "terminal_send", map[string]any{"sessionId": "pty-1", "text": command})
+}
+
+// oneLine is a script of several lines as one shell line.
+func oneLine(script string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(script, "&\n", "& "), "\n", "; ")
+}
+
+// termWorkspace makes a temp dir with an empty workspace ws in it.
+func termWorkspace(t *testing.T) (dir, ws string) {
+	dir = t.TempDir()
+	ws = filepath.Join(dir, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, ws
+}
+
+// startTerminals starts reel acp with --terminals in mode on script, in
+// dir, and opens a session in ws.
+func startTerminals(t *testing.T, dir, ws, mode string, script *standin.Script) (p *proc, sid string) {
+	t.Helper()
+	url, _ := standinURL(t, script)
+	p = startProc(t, dir, append(baseEnv(t), "DEEPSEEK_API_KEY=sk-terminal-test"), "acp", "--state-dir", filepath.Join(dir, "state"),
+		"--mode", mode, "--terminals", "--provider", "deepseek", "--base-url", url, "--model", "standin")
+	p.initialize()
+	return p, p.newSession(ws)
+}
+
+// vmHWM is the peak resident memory of pid in bytes (/proc/PID/status).
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM")
+	return 0
+}
+
+// TestAttackTerminalFloodStaysBounded: a terminal prints 256 MiB without
+// a newline, then its marker. The send returns the output's tail with the
+// truncation marker, within the result bound; the scrollback keeps its
+// bound; and reel's peak memory stays far below what it was sent.
+func TestAttackTerminalFloodStaysBounded(t *testing.T) {
+	needLandlock(t)
+	const flood = 256 << 20
+	dir, ws := termWorkspace(t)
+	p, sid := startTerminals(t, dir, ws, "workspace-write", &standin.Script{Responses: []standin.Response{
+		termCall(t, "open", "terminal_open", map[string]any{"type": "shell"}),
+		termSend(t, "flood", fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x; echo; echo FLOOD_""DONE`, flood)),
+		termCall(t, "read", "terminal_read", map[string]any{"sessionId": "pty-1", "count": 100000}),
+		{Text: "flooded"},
+	}})
+	stop, frames := p.prompt(sid, "flood a terminal")
+	if stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	}
+	res := toolResults(frames)
+	sent, read := res["flood"], res["read"]
+	t.Logf("send result: %d bytes, ends %q", len(sent), sent[max(0, len(sent)-120):])
+	if !strings.HasPrefix(sent, "completed: ") || !strings.Contains(sent, "FLOOD_DONE") || !strings.Contains(sent, "[wait: stdin_read]") ||
+		!strings.HasSuffix(sent, "[output truncated]") {
+		t.Errorf("the flood's send did not settle at the prompt with its tail and the truncation marker: …%q", sent[max(0, len(sent)-200):])
+	}
+	const resultBound = 64 << 10
+	if len(sent) > resultBound+len("completed: ") {
+		t.Errorf("send result is %d bytes, over the %d-byte bound", len(sent), resultBound)
+	}
+	if len(read) > resultBound+len("completed: ") || !strings.HasSuffix(read, "[output truncated]") {
+		t.Errorf("read result is %d bytes (bound %d), ends %q", len(read), resultBound, read[max(0, len(read)-80):])
+	}
+	hwm := vmHWM(t, p.cmd.Process.Pid)
+	t.Logf("reel's peak resident memory after a %d MiB flood: %d MiB", flood>>20, hwm>>20)
+	if hwm > 96<<20 {
+		t.Errorf("reel's peak resident memory is %d MiB after a %d MiB flood: the terminal's output is not bounded", hwm>>20, flood>>20)
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestAttackTerminalIgnoresSIGTERM: the shell and everything it started
+// ignore SIGTERM, SIGINT and SIGHUP — a foreground program, background
+// ones, one in a new session, a double-forked one. terminal_signal
+// delivers SIGTERM to the foreground group, which shrugs it off;
+// terminal_close still ends the whole tree before it answers.
+func TestAttackTerminalIgnoresSIGTERM(t *testing.T) {
+	needLandlock(t)
+	tok := fmt.Sprintf("reeltok%dtermign", os.Getpid())
+	dir, ws := termWorkspace(t)
+	p, sid := startTerminals(t, dir, ws, "workspace-write", &standin.Script{Responses: []standin.Response{
+		termCall(t, "open", "terminal_open", map[string]any{"type": "shell", "name": "stubborn"}),
+		termSend(t, "trap", "trap '' TERM INT HUP; "+oneLine(spawn(tok))),
+		termSend(t, "fg", fmt.Sprintf(`bash -c "trap '' TERM INT HUP; exec -a %s-fg sleep 1000"`, tok)),
+		termCall(t, "term", "terminal_signal", map[string]any{"sessionId": "pty-1", "signal": "SIGTERM"}),
+		termCall(t, "kill", "terminal_signal", map[string]any{"sessionId": "pty-1", "signal": "SIGHUP"}),
+		{Text: "signalled"},
+		termCall(t, "close", "terminal_close", map[string]any{"sessionId": "pty-1"}),
+		termCall(t, "list", "terminal_list", map[string]any{}),
+		{Text: "closed"},
+	}})
+	stop, frames := p.prompt(sid, "start stubborn processes")
+	if stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	}
+	res := toolResults(frames)
+	if !strings.Contains(res["trap"], "started") || !strings.Contains(res["fg"], "[wait: inferred_idle]") {
+		t.Fatalf("the processes did not start: trap %q, fg %q", res["trap"], res["fg"])
+	}
+	for _, id := range []string{"term", "kill"} {
+		if !strings.HasPrefix(res[id], "completed: delivered SIG") {
+			t.Errorf("%s: %q, want the signal delivered to the foreground group", id, res[id])
+		}
+	}
+	awaitRunning(t, tok, 4)
+	stop, frames = p.prompt(sid, "close it")
+	if stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	}
+	res = toolResults(frames)
+	if res["close"] != "completed: closed terminal session pty-1" || res["list"] != "completed: (no terminal sessions)" {
+		t.Errorf("close %q, list %q", res["close"], res["list"])
+	}
+	// terminal_close answered only once the tree was gone: nothing to
+	// wait for.
+	if pids := alive(tok); len(pids) > 0 {
+		t.Errorf("SURVIVOR after terminal_close answered: %v run %q", pids, tok)
+	}
+	awaitGone(t, tok, "after terminal_close")
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestAttackTerminalDiesWhenReelIsKilled: a terminal left open, its shell
+// having started processes every way a process can try to outlive its
+// parent, and reel killed with SIGKILL: nothing survives.
+func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
+	needLandlock(t)
+	for _, mode := range []string{"workspace-write", "danger-full-access"} {
+		t.Run(mode, func(t *testing.T) {
+			tok := fmt.Sprintf("reeltok%dtermkilled%s", os.Getpid(), strings.ReplaceAll(mode, "-", ""))
+			dir, ws := termWorkspace(t)
+			p, sid := startTerminals(t, dir, ws, mode, &standin.Script{Responses: []standin.Response{
+				termCall(t, "open", "terminal_open", map[string]any{"type": "shell"}),
+				termSend(t, "spawn", oneLine(spawn(tok))),
+				{Text: "left open"},
+			}})
+			if stop, _ := p.prompt(sid, "leave a terminal open"); stop != "end_turn" {
+				t.Fatalf("stop %s", stop)
+			}
+			awaitRunning(t, tok, 3)
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+			p.waited = true
+			awaitGone(t, tok, "after reel was killed with SIGKILL")
+		})
+	}
+}
+
+// TestAttackTerminalWritesOutsideTheWorkspace: in workspace-write, a
+// terminal's shell writes inside the workspace but not beside it, not
+// through a symbolic link, and not into the workspace's .git.
+func TestAttackTerminalWritesOutsideTheWorkspace(t *testing.T) {
+	needLandlock(t)
+	dir, ws := termWorkspace(t)
+	outside := filepath.Join(dir, "outside")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, sid := startTerminals(t, dir, ws, "workspace-write", &standin.Script{Responses: []standin.Response{
+		termCall(t, "open", "terminal_open", map[string]any{"type": "shell"}),
+		termSend(t, "inside", "echo ok > inside.txt && cat inside.txt"),
+		termSend(t, "beside", "echo pwned > "+filepath.Join(outside, "beside.txt")+"; echo rc=$?"),
+		termSend(t, "link", "echo pwned > link/linked.txt; echo rc=$?"),
+		termSend(t, "git", "echo pwned > .git/hook; echo rc=$?"),
+		termSend(t, "cd", "cd "+outside+" && touch cd.txt; echo rc=$?"),
+		{Text: "tried"},
+	}})
+	if stop, frames := p.prompt(sid, "write everywhere"); stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	} else {
+		res := toolResults(frames)
+		if !strings.Contains(res["inside"], "\nok\n") {
+			t.Errorf("the write inside the workspace failed: %q", res["inside"])
+		}
+		for _, id := range []string{"beside", "link", "git", "cd"} {
+			if !strings.Contains(res[id], "rc=1") {
+				t.Errorf("%s: %q, want the write denied (rc=1)", id, res[id])
+			}
+		}
+	}
+	for _, f := range []string{filepath.Join(outside, "beside.txt"), filepath.Join(outside, "linked.txt"), filepath.Join(ws, ".git", "hook"), filepath.Join(outside, "cd.txt")} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("ESCAPE: a terminal in workspace-write wrote %s", f)
+		}
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestAttackTerminalOpenedBeforeANarrowing: a terminal opened under
+// workspace-write, with processes running in it, when the editor switches
+// the session to read-only: the terminal is closed with its whole tree
+// (it was opened wider than the session now runs), the model's next calls
+// find it gone, and a terminal opened after the switch cannot write.
+func TestAttackTerminalOpenedBeforeANarrowing(t *testing.T) {
+	needLandlock(t)
+	tok := fmt.Sprintf("reeltok%dtermnarrow", os.Getpid())
+	dir, ws := termWorkspace(t)
+	p, sid := startTerminals(t, dir, ws, "workspace-write", &standin.Script{Responses: []standin.Response{
+		termCall(t, "open", "terminal_open", map[string]any{"type": "shell", "name": "wide"}),
+		termSend(t, "spawn", oneLine(spawn(tok))),
+		{Text: "opened"},
+		termSend(t, "after", "echo pwned > after.txt; echo rc=$?"),
+		termCall(t, "list", "terminal_list", map[string]any{}),
+		termCall(t, "reopen", "terminal_open", map[string]any{"type": "shell", "name": "narrow"}),
+		termCall(t, "narrowwrite", "terminal_send", map[string]any{"sessionId": "pty-2", "text": "echo pwned > narrow.txt; echo rc=$?"}),
+		{Text: "done"},
+	}})
+	if stop, _ := p.prompt(sid, "open a terminal"); stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	}
+	awaitRunning(t, tok, 3)
+	p.call("session/set_mode", map[string]any{"sessionId": sid, "modeId": "read-only"})
+	awaitGone(t, tok, "after set_mode read-only (terminal opened under workspace-write)")
+	stop, frames := p.prompt(sid, "use it again")
+	if stop != "end_turn" {
+		t.Fatalf("stop %s", stop)
+	}
+	res := toolResults(frames)
+	if res["after"] != "failed: Error: unknown PTY session pty-1" {
+		t.Errorf("send to the terminal opened before the narrowing: %q, want it gone", res["after"])
+	}
+	if res["list"] != "completed: (no terminal sessions)" {
+		t.Errorf("list: %q", res["list"])
+	}
+	if !strings.Contains(res["narrowwrite"], "rc=1") {
+		t.Errorf("a terminal opened under read-only: %q, want the write denied", res["narrowwrite"])
+	}
+	for _, f := range []string{"after.txt", "narrow.txt"} {
+		if _, err := os.Stat(filepath.Join(ws, f)); err == nil {
+			t.Errorf("ESCAPE: %s was written after the session narrowed to read-only", f)
+		}
+	}
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	awaitGone(t, tok, "after reel exited")
+}
