@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -222,10 +223,11 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 		return false, nil
 	}
 	shadowed := seqs[:cut]
-	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, sessionlog.CompactionStartData{
+	startSeq, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, sessionlog.CompactionStartData{
 		Turn: turn, Step: step, Reason: reason,
 		Start: shadowed[0], End: shadowed[len(shadowed)-1], Messages: len(shadowed),
-	}, nil, nil); err != nil {
+	}, nil, nil)
+	if err != nil {
 		return false, err
 	}
 	ask := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart("Summarize the conversation above for the continuation of this session.")}}
@@ -257,6 +259,7 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 	}
 	s.mu.Lock()
 	s.newSeries = true
+	s.compacted = Compaction{ID: "compaction-" + strconv.Itoa(startSeq), Summary: text}
 	s.mu.Unlock()
 	return true, s.checkpoint(ctx)
 }
@@ -317,7 +320,11 @@ func (r *run) compactCommand(ctx context.Context) turnEnd {
 	case err != nil:
 		return turnEnd{reason: sessionlog.Failed(err.Error(), "COMPACTION"), err: fmt.Errorf("compaction failed: %w", err)}
 	case done:
-		r.c.Updates.Text(ctx, "Compacted the earlier conversation into a summary; the next request starts a new series.")
+		r.s.mu.Lock()
+		c := r.s.compacted
+		r.s.mu.Unlock()
+		c.Text = "Compacted the earlier conversation into a summary; the next request starts a new series."
+		showCompaction(ctx, r.c.Updates, c)
 	default:
 		r.c.Updates.Text(ctx, "Nothing to compact yet.")
 	}

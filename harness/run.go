@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -253,7 +254,7 @@ func segments(steps []scenario.Step) [][]scenario.Step {
 	var out [][]scenario.Step
 	cur := []scenario.Step{}
 	for _, s := range steps {
-		if s.Op == scenario.OpLoadSession && !onlyInitialize(cur) {
+		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession) && !onlyInitialize(cur) {
 			out = append(out, cur)
 			cur = []scenario.Step{}
 		}
@@ -282,7 +283,7 @@ func opens(seg []scenario.Step, created int) []int {
 		case s.CreatesSession():
 			out = append(out, created)
 			created++
-		case s.Op == scenario.OpLoadSession:
+		case s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession:
 			out = append(out, s.Session)
 		}
 	}
@@ -545,9 +546,23 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 // scenario.
 var _ scenario.Driver = (*driver)(nil)
 
-// Initialize sends initialize.
-func (d *driver) Initialize(ctx context.Context, _ scenario.Step) error {
-	return d.p.client.Call(ctx, "initialize", initializeParams(d.sc), nil)
+// Initialize sends initialize, with the session capabilities the step
+// asks for.
+func (d *driver) Initialize(ctx context.Context, st scenario.Step) error {
+	params := initializeParams(d.sc)
+	if !st.Notices && !st.Compaction {
+		return d.p.client.Call(ctx, "initialize", params, nil)
+	}
+	caps := maps.Clone(params["clientCapabilities"].(map[string]any))
+	session := map[string]any{}
+	if st.Notices {
+		session["notices"] = map[string]any{}
+	}
+	if st.Compaction {
+		session["compaction"] = map[string]any{}
+	}
+	caps["session"] = session
+	return d.p.client.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, nil)
 }
 
 // NewSession sends session/new and records the session's id. With

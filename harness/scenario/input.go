@@ -30,12 +30,14 @@ const (
 	fAddDirs     = "additionalDirectories"
 	fConfigID    = "configId"
 	fValue       = "value"
+	fNotices     = "notices"
+	fCompaction  = "compaction"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs, fNotices, fCompaction}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -76,6 +78,9 @@ type Step struct {
 	// non-empty string; they are sent as written, never opened by the
 	// harness.
 	AdditionalDirectories []string
+	// Notices and Compaction make OpInitialize advertise the client
+	// capabilities session.notices and session.compaction.
+	Notices, Compaction bool
 }
 
 // FileWait names a file, relative to the run's cwd, whose appearance a step
@@ -147,6 +152,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v, present = s.ExpectError, s.ExpectError
 		case fAddDirs:
 			v, present = s.AdditionalDirectories, s.AdditionalDirectories != nil
+		case fNotices:
+			v, present = s.Notices, s.Notices
+		case fCompaction:
+			v, present = s.Compaction, s.Compaction
 		}
 		if !present {
 			continue
@@ -552,6 +561,10 @@ func step(v strictjson.Value) (Step, error) {
 			s.ExpectError, err = m.Value.Bool()
 		case fAddDirs:
 			s.AdditionalDirectories, err = dirList(m.Value)
+		case fNotices:
+			s.Notices, err = m.Value.Bool()
+		case fCompaction:
+			s.Compaction, err = m.Value.Bool()
 		}
 		if err != nil {
 			return s, err

@@ -70,6 +70,9 @@ const (
 	// OpSetConfigOption sends "session/set_config_option" with ConfigID
 	// and Value.
 	OpSetConfigOption Op = "setConfigOption"
+	// OpResumeSession restarts the agent as a fresh process and sends
+	// "session/resume" for session Session (no history is streamed back).
+	OpResumeSession Op = "resumeSession"
 )
 
 // Driver is what runs a scenario's steps: one method per run function of
@@ -113,6 +116,8 @@ type Driver interface {
 	Steer(ctx context.Context, st Step) error
 	// SetConfigOption runs OpSetConfigOption.
 	SetConfigOption(ctx context.Context, st Step) error
+	// ResumeSession runs OpResumeSession.
+	ResumeSession(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -140,8 +145,8 @@ type opSpec struct {
 // ParseInput dispatches on it, Step.Run runs it, Ops lists it, and
 // docs/scenarios.md's table of ops is generated from it (TestDocOpTable).
 var vocabulary = []opSpec{
-	{op: OpInitialize, run: Driver.Initialize,
-		doc: "sends `initialize`"},
+	{op: OpInitialize, optional: []string{fNotices, fCompaction}, run: Driver.Initialize,
+		doc: "sends `initialize`; `notices: true` / `compaction: true` advertise the client capabilities `session.notices` / `session.compaction`"},
 	{op: OpNewSession, optional: []string{fExpectError, fAddDirs}, run: Driver.NewSession, twin: "newSessionExpectError",
 		doc: "sends `session/new`; sessions are indexed 0, 1, … in creation order; with `expectError: true` (the corpus's `newSessionExpectError`) the response must be a JSON-RPC error and no session is created, and `additionalDirectories` (strings) are sent as ACP's member of that name"},
 	{op: OpPrompt, required: []string{fText}, optional: []string{fSession, fExpectError}, prompt: true, run: Driver.Prompt, twin: "promptExpectError",
@@ -176,6 +181,8 @@ var vocabulary = []opSpec{
 		doc: "waits until `waitForFile.path` exists in the run's cwd, sends `_session/steering` with `text` (the answer must be `injected`), then creates `path`, when given, in the run's cwd (so a command the turn runs can go on)"},
 	{op: OpSetConfigOption, required: []string{fConfigID, fValue}, optional: []string{fSession, fExpectError}, run: Driver.SetConfigOption,
 		doc: "sends `session/set_config_option` with `configId` and `value`; with `expectError: true` the response must be a JSON-RPC error"},
+	{op: OpResumeSession, optional: []string{fSession}, run: Driver.ResumeSession,
+		doc: "restarts the agent as a fresh process and sends `session/resume`: the session reopens without its history streamed back"},
 }
 
 // byName indexes the vocabulary by op name and by twin name.

@@ -188,7 +188,8 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"listSessions"},
 		{"op":"promptQueued","text":"next","path":"go1"},
 		{"op":"steer","text":"also","waitForFile":{"path":"gate-open"},"path":"go"},
-		{"op":"setConfigOption","configId":"mode","value":"read-only","expectError":true}
+		{"op":"setConfigOption","configId":"mode","value":"read-only","expectError":true},
+		{"op":"resumeSession","session":0}
 	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never","models":"a,b",
 	"debugFlags":["--debug-job-wait-signal=.job-waiting","--debug-hold-for-children"]}`
 	got, err := ParseInput("input.json", []byte(in))
@@ -235,6 +236,7 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpPromptQueued, Text: "next", Path: "go1"},
 			{Op: OpSteer, Text: "also", WaitForFile: &FileWait{Path: "gate-open"}, Path: "go"},
 			{Op: OpSetConfigOption, ConfigID: "mode", Value: "read-only", ExpectError: true},
+			{Op: OpResumeSession},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",

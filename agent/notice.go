@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/reel-agent/reel/sessionlog"
+)
+
+// Notice is information from reel to the user about the session that is
+// not the model's output: a retried model call, a hook file or skill that
+// cannot be used, an MCP server that is unusable. It is not logged as
+// model output (the requests rebuilt from the log do not change).
+type Notice struct {
+	// Severity is "info", "warning" or "error".
+	Severity string
+	// Title is a short plain-text line that stands alone.
+	Title string
+	// Detail is optional plain-text guidance ("" when none).
+	Detail string
+	// Text is the notice as a thought, for a client that shows no notices.
+	Text string
+}
+
+// Noticer is implemented by Updates that show notices as such; other
+// Updates get Notice.Text as a thought.
+type Noticer interface {
+	Notice(ctx context.Context, n Notice)
+}
+
+// notify shows n through u: as a notice where u takes them, else as the
+// thought it always was.
+func notify(ctx context.Context, u Updates, n Notice) {
+	if u == nil {
+		return
+	}
+	if nu, ok := u.(Noticer); ok {
+		nu.Notice(ctx, n)
+		return
+	}
+	u.Thought(ctx, n.Text)
+}
+
+// textNotice is a warning whose thought form is text: its first line is
+// the title, the rest the detail.
+func textNotice(text string) Notice {
+	t := strings.TrimRight(text, "\n")
+	title, detail, _ := strings.Cut(t, "\n")
+	if strings.TrimSpace(title) == "" {
+		title = "reel notice"
+	}
+	return Notice{Severity: "warning", Title: title, Detail: strings.TrimSpace(detail), Text: text}
+}
+
+// Compaction is a finished /compact as the client sees it: ID names it
+// within the session (derived from the seq of its compaction/start event,
+// so a reload names it the same), Summary is the summary text the model
+// wrote, and Text is the agent text shown to a client that shows no
+// compactions.
+type Compaction struct {
+	ID      string
+	Summary string
+	Text    string
+}
+
+// Compactor is implemented by Updates that show compactions as such;
+// other Updates get Compaction.Text as agent text.
+type Compactor interface {
+	Compaction(ctx context.Context, c Compaction)
+}
+
+// showCompaction shows c through u.
+func showCompaction(ctx context.Context, u Updates, c Compaction) {
+	if u == nil {
+		return
+	}
+	if cu, ok := u.(Compactor); ok {
+		cu.Compaction(ctx, c)
+		return
+	}
+	u.Text(ctx, c.Text)
+}
+
+// MessageMarker is implemented by Updates that label message chunks:
+// Message says that the chunks that follow, up to the next Message, belong
+// to the message named id. Role is "assistant" (Text and Thought) or
+// "user" (UserText, history only). The id is derived from the log, so a
+// message has the same id live, after a load and after a restart: an
+// assistant message is named by the seq of its step's request/context
+// event, a user message by the seq of its user/message event.
+type MessageMarker interface {
+	Message(ctx context.Context, role, id string)
+}
+
+// messageID is the id of the message anchored at log seq.
+func messageID(seq int) string { return "m" + strconv.Itoa(seq) }
+
+// markMessage tells u, when it labels messages, that a message begins.
+func markMessage(ctx context.Context, u Updates, role string, seq int) {
+	if m, ok := u.(MessageMarker); ok && seq >= 0 {
+		m.Message(ctx, role, messageID(seq))
+	}
+}
+
+// lastContextSeq is the seq of the last request/context event of events
+// (-1 when none).
+func lastContextSeq(events []sessionlog.Event) int {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type == sessionlog.TypeRequestContext {
+			return events[i].Seq
+		}
+	}
+	return -1
+}
