@@ -37,6 +37,10 @@ type tok struct {
 type Error struct {
 	Line, Col int
 	Msg       string
+	// Unreadable says the source is not even well-formed tokens and
+	// brackets (an unterminated string, comment or template, an unmatched
+	// bracket): a JavaScript parser would refuse it too.
+	Unreadable bool
 }
 
 // Error implements error.

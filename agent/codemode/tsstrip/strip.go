@@ -44,10 +44,12 @@ type stripper struct {
 func Strip(src string) (string, error) {
 	toks, err := lex(src)
 	if err != nil {
+		err.(*Error).Unreadable = true
 		return "", err
 	}
 	s := &stripper{src: src, toks: toks, match: make([]int, len(toks)), erased: make([]bool, len(toks))}
 	if err := s.pair(); err != nil {
+		err.(*Error).Unreadable = true
 		return "", err
 	}
 	if err := s.run(); err != nil {
