@@ -14,7 +14,7 @@ func FuzzStrip(f *testing.F) {
 	for _, s := range []string{
 		"let x: number = 1", "const f = <T,>(a: T): T => a", "a as any\n(b)", "interface A { a: `x${string}` }",
 		"class C<T> implements I { private a?: T; m<U>(x: U): void {} }", "x!.y![0]", "/a: b/g; 1 / 2 / 3",
-		"type T = A extends B ? C : D;", "`${a as T}`", "enum E {}", "declare const a: number;",
+		"type T = A extends B ? C : D;", "type T = {\n  a: 1\r\n}\nreturn 1", "`${a as T}`", "enum E {}", "declare const a: number;",
 		"function f(this: T, a?: number, ...b: string[]): asserts a is number {}", "const {a}: {a: 1} = o",
 	} {
 		f.Add(s)
