@@ -8,7 +8,8 @@ var paramModifiers = map[string]bool{"public": true, "private": true, "protected
 
 // run walks the tokens, marking the erasable syntax.
 func (s *stripper) run() error {
-	stack := []*frame{{k: fBlock, close: len(s.toks) - 1}}
+	stack := []*frame{{k: fBlock, close: len(s.toks) - 1, sig: -1, mstart: -1}}
+	fnStart := -1
 	prevKept := -1
 	ends := func() bool { return prevKept >= 0 && s.toks[prevKept].ends }
 	prevIs := func(text string) bool { return prevKept >= 0 && s.is(prevKept, text) }
@@ -26,8 +27,11 @@ func (s *stripper) run() error {
 			if top.k == fParams && !top.dflt {
 				top.bound = true
 			}
+			if top.k == fClass && !top.init {
+				top.mstart = -1
+			}
 			if t.k == kTmplMid {
-				stack = append(stack, &frame{k: fExpr, close: s.match[i]})
+				stack = append(stack, &frame{k: fExpr, close: s.match[i], sig: -1, mstart: -1})
 			}
 			prevKept = i
 			i++
@@ -39,13 +43,29 @@ func (s *stripper) run() error {
 				s.erase(i, j)
 				i = j
 			}
+			if f.sig >= 0 && !s.is(i, "{") && !s.is(i, "=>") {
+				// A signature without a body: an overload or a bodiless
+				// class member, erased whole.
+				j := i
+				if s.is(j, ";") {
+					j++
+				}
+				s.erase(f.sig, j)
+				if top.k == fClass {
+					top.member, top.mstart = true, -1
+				}
+				i = j
+			}
 			continue
 		}
 		if t.nl && ends() {
 			f.decl, f.declBind = false, false
 			if f.k == fClass && f.ternary == 0 && !(t.k == kPunct && t.text != "[" && t.text != "*" && t.text != "@") {
-				f.init, f.member = false, true
+				f.init, f.member, f.mstart = false, true, -1
 			}
+		}
+		if f.k == fClass && f.member && f.mstart < 0 {
+			f.mstart = i
 		}
 		stmt := f.k == fBlock && (prevKept < 0 || !ends() || t.nl)
 		sameLine := func(j int) bool { return !s.at(j).nl }
@@ -236,10 +256,10 @@ func (s *stripper) run() error {
 			case ";":
 				f.decl, f.declBind, f.ternary = false, false, 0
 				if f.k == fClass {
-					f.init, f.member = false, true
+					f.init, f.member, f.mstart = false, true, -1
 				}
 			case "<":
-				generic := fnPending || classPending || (f.k == fClass || f.k == fObject) && f.member
+				generic := fnPending || classPending || (f.k == fClass || f.k == fObject) && f.member || prevIs("async")
 				if generic {
 					if j := s.typeParams(i, 0); j > 0 {
 						s.erase(i, j)
@@ -247,7 +267,7 @@ func (s *stripper) run() error {
 						continue
 					}
 				}
-				if ends() {
+				if ends() && !prevIs("async") {
 					if j := s.typeArgs(i, 0); j > 0 {
 						n := s.at(j)
 						if s.is(j, "(") || n.k == kTmpl || n.k == kTmplHead || classPending && (s.is(j, "{") || s.is(j, "implements")) {
@@ -265,15 +285,18 @@ func (s *stripper) run() error {
 					return s.refuse(i, "an angle-bracket type assertion (write `x as T`)")
 				}
 			case "(":
-				nf := &frame{k: fExpr, close: s.match[i]}
+				nf := &frame{k: fExpr, close: s.match[i], sig: -1, mstart: -1}
 				switch {
 				case fnPending:
-					nf.k, nf.fn = fParams, true
+					nf.k, nf.fn, nf.sig = fParams, true, fnStart
 					fnPending = false
 				case prevIs("catch"):
 					nf.k = fParams
 				case (f.k == fObject || f.k == fClass) && f.member && !f.init && prevKept >= 0 && s.toks[prevKept].ends:
 					nf.k, nf.fn = fParams, true
+					if f.k == fClass {
+						nf.sig = f.mstart
+					}
 				case (!ends() || prevIs("async")) && f.ternary == 0 && s.arrowAfter(s.match[i]):
 					nf.k, nf.fn = fParams, true
 				case (!ends() || prevIs("async")) && s.is(s.match[i]+1, "=>"):
@@ -287,7 +310,7 @@ func (s *stripper) run() error {
 				i++
 				continue
 			case "[", "{":
-				nf := &frame{k: fExpr, close: s.match[i]}
+				nf := &frame{k: fExpr, close: s.match[i], sig: -1, mstart: -1}
 				if t.text == "[" && f.k == fClass && f.member && !f.init && s.at(i+1).k == kIdent && s.is(i+2, ":") {
 					// An index signature.
 					j := s.statementEnd(i)
@@ -317,11 +340,14 @@ func (s *stripper) run() error {
 		}
 		switch t.k {
 		case kTmplHead:
-			stack = append(stack, &frame{k: fExpr, close: s.match[i]})
+			stack = append(stack, &frame{k: fExpr, close: s.match[i], sig: -1, mstart: -1})
 		case kIdent:
 			switch t.text {
 			case "function":
-				fnPending = true
+				fnPending, fnStart = true, i
+				if prevIs("async") && !s.toks[i].nl {
+					fnStart = prevKept
+				}
 			case "class":
 				classPending = true
 			case "let", "const", "var":

@@ -27,6 +27,11 @@ type frame struct {
 	init bool
 	// fn: after this frame closes, a : starts a return type.
 	fn bool
+	// sig: fParams of a function or method: the index of its first token
+	// (erased whole when no body follows: an overload or a bodiless
+	// member); -1 else. mstart: fClass: the first token of the member
+	// being read, -1 before it.
+	sig, mstart int
 }
 
 // stripper holds one strip.
