@@ -20,7 +20,8 @@
 // protected, readonly, override, abstract and declare; a `this` parameter.
 //
 // Refused with an *Error (non-erasable syntax, or syntax this stripper
-// cannot erase with certainty): enum, namespace and module declarations,
+// cannot erase with certainty): enum, namespace and module declarations
+// (a declare'd one is ambient, and erased with its statement),
 // parameter properties, and angle-bracket type assertions (`<T>x`). A
 // refusal is never a partial strip.
 //

@@ -119,10 +119,8 @@ func (s *stripper) run() error {
 				i = j
 				continue
 			case t.text == "declare" && (nextIdent || next.k == kIdent && next.text == "global"):
-				if next.text == "enum" || next.text == "namespace" || next.text == "module" || next.text == "global" || next.text == "const" && s.is(i+2, "enum") {
-					// declare enum / namespace are erasable in TypeScript, but
-					// rare in a program; erase them as a statement.
-				}
+				// declare enum, declare namespace and declare global are
+				// ambient, so erasable too: the whole statement goes.
 				j := s.statementEnd(i + 1)
 				s.erase(i, j)
 				s.semi = append(s.semi, i)
@@ -169,9 +167,6 @@ func (s *stripper) run() error {
 				i++
 				continue
 			}
-		}
-		if t.k == kIdent && f.k == fClass && f.member && !f.init && s.is(i, "[") {
-			// (unreachable: an identifier is not [)
 		}
 		if t.k == kIdent && (t.text == "as" || t.text == "satisfies") && ends() && !t.nl {
 			j := -1

@@ -83,7 +83,7 @@ func (s *stripper) pair() error {
 			}
 			o := open[len(open)-1]
 			open = open[:len(open)-1]
-			want := map[string]string{"(": ")", "[": "]", "{": "}"}[s.toks[o].text]
+			want := closer(s.toks[o].text)
 			okPair := s.toks[o].k == kPunct && t.k == kPunct && want == t.text ||
 				(s.toks[o].k == kTmplHead || s.toks[o].k == kTmplMid) && (t.k == kTmplMid || t.k == kTmplTail)
 			if !okPair {
@@ -187,4 +187,17 @@ func (s *stripper) at(i int) tok {
 		return s.toks[len(s.toks)-1]
 	}
 	return s.toks[i]
+}
+
+// closer is the bracket that closes open.
+func closer(open string) string {
+	switch open {
+	case "(":
+		return ")"
+	case "[":
+		return "]"
+	case "{":
+		return "}"
+	}
+	return ""
 }

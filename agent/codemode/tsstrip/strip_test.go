@@ -110,6 +110,7 @@ const c = new C<number>([1, 2]); return [c.size, c.at(1), [...c], C.k]`, `[2,2,[
 		{"mapped type", "type M<T> = { readonly [K in keyof T]?: T[K] };\nreturn 1", `1`},
 		{"function overloads", "function f(a: string): string;\nasync function g(): Promise<void>;\nfunction f(a: any) { return a }\nreturn f(\"x\")", `"x"`},
 		{"method overloads", "class A { m(a: string): number; m(a: any) { return 1 } }\nreturn new A().m(\"q\")", `1`},
+		{"declare enum and namespace are ambient", "declare enum E { A }\ndeclare namespace N { const a: number }\ndeclare global { interface W {} }\nreturn 3", `3`},
 		{"overload-free generic method", `const o = { id<T>(x: T): T { return x } }; return o.id<string>("q")`, `"q"`},
 	}
 	for _, c := range cases {
