@@ -111,6 +111,13 @@ const c = new C<number>([1, 2]); return [c.size, c.at(1), [...c], C.k]`, `[2,2,[
 		{"function overloads", "function f(a: string): string;\nasync function g(): Promise<void>;\nfunction f(a: any) { return a }\nreturn f(\"x\")", `"x"`},
 		{"method overloads", "class A { m(a: string): number; m(a: any) { return 1 } }\nreturn new A().m(\"q\")", `1`},
 		{"declare enum and namespace are ambient", "declare enum E { A }\ndeclare namespace N { const a: number }\ndeclare global { interface W {} }\nreturn 3", `3`},
+		{"pattern param with type", `const f = ({ a }: { a: number }) => a; return f({a: 4})`, `4`},
+		{"for of entries as tuple array", `const o = { a: 1, b: 2 }; const out: string[] = []; for (const [k, v] of Object.entries(o) as [string, number][]) out.push(k + v); return out`, `["a1","b2"]`},
+		{"object default param", `function f(o = { a: 1 }): number { return o.a } return f()`, `1`},
+		{"switch on as", "const x = 1\nswitch (x as number) { case 1: { return \"one\" as string } }", `"one"`},
+		{"async typed arrow in call", `const p = [1, 2].map(async (n: number): Promise<number> => n * 2); return p.length`, `2`},
+		{"typed for init", "let s = 0\nfor (let i: number = 0; i < 3; i++) s += i\nreturn s", `3`},
+		{"type predicate arrow", `const x = [1, 2, 3].filter((n): n is number => n > 1); return x`, `[2,3]`},
 		{"overload-free generic method", `const o = { id<T>(x: T): T { return x } }; return o.id<string>("q")`, `"q"`},
 	}
 	for _, c := range cases {
