@@ -196,4 +196,3 @@ func (d *driver) ResumeSession(ctx context.Context, st scenario.Step) error {
 	}
 	return d.p.client.Call(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)
 }
-
