@@ -23,7 +23,10 @@ func ListCursor(c string) (after string, ok bool) {
 		return "", false
 	}
 	after, ok = strings.CutPrefix(string(b), listCursorPrefix)
-	return after, ok && after != ""
+	if !ok || after == "" {
+		return "", false
+	}
+	return after, true
 }
 
 // listing rewrites a session/list answer of a paged listing: one with a
