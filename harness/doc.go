@@ -17,9 +17,9 @@
 // Modes: replay (keyless: model calls are served from the fixture's log),
 // refresh (replay, then rewrite the expected outputs from current
 // behaviour) and record (a real provider or the stand-in model server,
-// then write the fixture). A recording's transcript differs from its
-// replay's where the model is not the same (a replayed process needs no
-// key, so its handshake lists no auth method): record, then refresh.
+// then write the fixture). A process that replays no recorded session's
+// model (a scenario without prompts, a deleteSession step) lists its auth
+// methods differently in a record and a replay: record, then refresh.
 //
 // Session ids are random, so two things need more than placeholders. A
 // session/list listing is paged in id order: a listSessions step with
