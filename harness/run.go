@@ -81,6 +81,10 @@ type Run struct {
 	// Refused marks sessions whose load the scenario expected to fail:
 	// their logs are not harvested.
 	Refused map[int]bool
+	// Deleted holds the log of each session a deleteSession step deleted,
+	// as it was just before (listdelete.go): what is compared with the
+	// fixture's log, the file itself being gone.
+	Deleted map[int][]byte
 	// Cwd is the generated working directory; Temp the run's temp root.
 	Cwd, Temp string
 	// Stderr is the agent's stderr (diagnostics), for failure reports.
@@ -150,7 +154,7 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Temp: tmp, StateDir: filepath.Join(tmp, "state", "reel", "sessions"), Cwd: filepath.Join(tmp, "cwd"), Refused: map[int]bool{}}
+	run := &Run{Temp: tmp, StateDir: filepath.Join(tmp, "state", "reel", "sessions"), Cwd: filepath.Join(tmp, "cwd"), Refused: map[int]bool{}, Deleted: map[int][]byte{}}
 	if err := os.MkdirAll(run.Cwd, 0o755); err != nil {
 		return run, err
 	}
@@ -247,14 +251,18 @@ type driver struct {
 	// editor's buffers (editor.go).
 	elicit *rpcclient.ElicitationQueue
 	editor *editorFS
+	// list is the session/list listing under way (listdelete.go).
+	list listing
 }
 
-// segments splits steps at loadSession: each segment is one process.
+// segments splits steps at loadSession, resumeSession and deleteSession
+// (reel refuses to delete a session open in its process): each segment is
+// one process.
 func segments(steps []scenario.Step) [][]scenario.Step {
 	var out [][]scenario.Step
 	cur := []scenario.Step{}
 	for _, s := range steps {
-		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession) && !onlyInitialize(cur) {
+		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession || s.Op == scenario.OpDeleteSession) && !onlyInitialize(cur) {
 			out = append(out, cur)
 			cur = []scenario.Step{}
 		}
@@ -411,6 +419,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	}
 	if d.sc.Input.Models != "" {
 		args = append(args, "--models", d.sc.Input.Models)
+	}
+	if n := d.sc.Input.ListPageSize; n > 0 {
+		args = append(args, "--list-page-size", strconv.Itoa(n))
 	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)

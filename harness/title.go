@@ -196,8 +196,3 @@ func (d *driver) ResumeSession(ctx context.Context, st scenario.Step) error {
 	}
 	return d.p.client.Call(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)
 }
-
-// ListSessions sends session/list for the run's cwd.
-func (d *driver) ListSessions(ctx context.Context, _ scenario.Step) error {
-	return d.p.client.Call(ctx, "session/list", map[string]any{"cwd": d.run.Cwd}, nil)
-}

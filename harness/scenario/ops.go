@@ -58,8 +58,13 @@ const (
 	OpSetMode Op = "setMode"
 	// OpCancel sends the "session/cancel" notification.
 	OpCancel Op = "cancel"
-	// OpListSessions sends "session/list" for the run's cwd.
+	// OpListSessions sends "session/list" for the run's cwd; with
+	// FollowCursor, the nextCursor of the previous list answer.
 	OpListSessions Op = "listSessions"
+	// OpDeleteSession restarts the agent as a fresh process (reel deletes
+	// no session open in its process) and sends "session/delete" for
+	// session Session; from then on the session's log must be gone.
+	OpDeleteSession Op = "deleteSession"
 	// OpPromptQueued sends a prompt without waiting for its answer: one
 	// sent while a turn runs is queued behind it.
 	OpPromptQueued Op = "promptQueued"
@@ -118,6 +123,8 @@ type Driver interface {
 	SetConfigOption(ctx context.Context, st Step) error
 	// ResumeSession runs OpResumeSession.
 	ResumeSession(ctx context.Context, st Step) error
+	// DeleteSession runs OpDeleteSession.
+	DeleteSession(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -173,8 +180,10 @@ var vocabulary = []opSpec{
 		doc: "sends `session/set_mode` with the mode id, e.g. `read-only`"},
 	{op: OpCancel, optional: []string{fSession}, run: Driver.Cancel,
 		doc: "sends the `session/cancel` notification"},
-	{op: OpListSessions, run: Driver.ListSessions,
-		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity)"},
+	{op: OpListSessions, optional: []string{fFollow}, run: Driver.ListSessions,
+		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity); with `followCursor: true` it sends the `nextCursor` of the previous list answer (which must have one) and the page continues that listing. When a listing ends (an answer without `nextCursor`) the harness checks it: pages in session-id order, none larger than `listPageSize`, each cursor naming its page's last session, no session twice, and together exactly the script's sessions not deleted. The transcript shows a paged listing's sessions as `{{listed:N}}` (N-th of the listing) and a cursor as `{{cursor:after listed:N}}` (the decoded session it continues after)"},
+	{op: OpDeleteSession, optional: []string{fSession}, run: Driver.DeleteSession,
+		doc: "restarts the agent as a fresh process (reel refuses to delete a session open in its process) and sends `initialize` and `session/delete` for the session (the answer is compared); the session's log, as it was just before, is the fixture's `session.N.jsonl`, and the log file must be gone from the state dir after the answer and at the end of the run"},
 	{op: OpPromptQueued, required: []string{fText}, optional: []string{fSession, fPath}, prompt: true, run: Driver.PromptQueued,
 		doc: "sends `session/prompt` with `text` and goes on without waiting for its answer (the frame is written before the next step), then creates `path`, when given, in the run's cwd: sent while a turn runs, it is queued; `waitForTurnEnd` waits for its answer"},
 	{op: OpSteer, required: []string{fText, fWaitForFile}, optional: []string{fSession, fPath}, run: Driver.Steer,

@@ -50,6 +50,9 @@ func (r *recorder) ListSessions(_ context.Context, st Step) error {
 func (r *recorder) ResumeSession(_ context.Context, st Step) error {
 	return r.note("ResumeSession", st)
 }
+func (r *recorder) DeleteSession(_ context.Context, st Step) error {
+	return r.note("DeleteSession", st)
+}
 
 func (r *recorder) PromptQueued(_ context.Context, st Step) error {
 	return r.note("PromptQueued", st)
@@ -85,6 +88,7 @@ func TestStepRun(t *testing.T) {
 		OpSteer:                        "Steer",
 		OpSetConfigOption:              "SetConfigOption",
 		OpResumeSession:                "ResumeSession",
+		OpDeleteSession:                "DeleteSession",
 	}
 	if len(Ops()) != len(want) {
 		t.Errorf("Ops() has %d ops, the test knows %d", len(Ops()), len(want))
