@@ -180,7 +180,7 @@ func (r *run) failed(ctx context.Context, err error) turnEnd {
 // preStep runs the pre-step hooks (compaction first); ok is false when
 // the turn ends there.
 func (r *run) preStep(ctx context.Context, step int) (turnEnd, bool) {
-	hooks := ChainPreSteps(r.e.pressureHook(r.s), r.e.cfg.PreStep)
+	hooks := ChainPreSteps(r.e.pressureHook(r.s, r.c.Updates), r.e.cfg.PreStep)
 	pre, err := hooks(ctx, StepInfo{Session: r.s.id, Turn: r.turn, Step: step})
 	if pre.NewSeries {
 		r.s.mu.Lock()

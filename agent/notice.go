@@ -53,19 +53,25 @@ func textNotice(text string) Notice {
 	return Notice{Severity: "warning", Title: title, Detail: strings.TrimSpace(detail), Text: text}
 }
 
-// Compaction is a finished /compact as the client sees it: ID names it
-// within the session (derived from the seq of its compaction/start event,
-// so a reload names it the same), Summary is the summary text the model
-// wrote, and Text is the agent text shown to a client that shows no
-// compactions.
+// Compaction is a compaction as the client sees it: ID names it within
+// the session (derived from the seq of its compaction/start event, so a
+// reload names it the same); Status is "in_progress", "completed",
+// "failed" or "cancelled" (ACP's CompactionStatus); Summary is the summary
+// text the model wrote (completed only); Error says why it failed. A
+// client that shows no compactions gets Notice where it is set, else Text
+// as agent text where it is not "" (nothing otherwise).
 type Compaction struct {
 	ID      string
+	Status  string
 	Summary string
+	Error   string
 	Text    string
+	Notice  *Notice
 }
 
 // Compactor is implemented by Updates that show compactions as such;
-// other Updates get Compaction.Text as agent text.
+// other Updates get Compaction.Notice as a notice or Compaction.Text as
+// agent text.
 type Compactor interface {
 	Compaction(ctx context.Context, c Compaction)
 }
@@ -79,7 +85,20 @@ func showCompaction(ctx context.Context, u Updates, c Compaction) {
 		cu.Compaction(ctx, c)
 		return
 	}
-	u.Text(ctx, c.Text)
+	switch {
+	case c.Notice != nil:
+		notify(ctx, u, *c.Notice)
+	case c.Text != "":
+		u.Text(ctx, c.Text)
+	}
+}
+
+// autoCompacted is the notice an automatic compaction shows a client that
+// shows no compactions (claude-agent-acp likewise says "Compacting
+// completed." when Claude Code compacts on its own).
+func autoCompacted() *Notice {
+	const title = "Compacted the earlier conversation into a summary to fit the context window"
+	return &Notice{Severity: "info", Title: title, Text: title + "."}
 }
 
 // MessageMarker is implemented by Updates that label message chunks:

@@ -111,3 +111,90 @@ func TestNoticesAndCompactionByCapability(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoCompactionByCapability: the compaction reel makes on its own
+// when the context fills (a --context-window far below the system prompt,
+// so the second prompt compacts the first turn) is shown to a client that
+// advertises session.compaction as compaction_update in_progress, the
+// summary as a compaction_summary_chunk and compaction_update completed
+// (one id, in that order, before the step's answer); to a client that
+// shows notices only as an info notice; to a legacy client as a thought.
+func TestAutoCompactionByCapability(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		caps map[string]any
+		want []string // the compaction as shown, in order
+	}{
+		{"legacy client", map[string]any{}, []string{"agent_thought_chunk"}},
+		{"notices only", map[string]any{"session": map[string]any{"notices": map[string]any{}}}, []string{"notice"}},
+		{"compaction", map[string]any{"session": map[string]any{"notices": map[string]any{}, "compaction": map[string]any{}}},
+			[]string{"compaction_update in_progress", "compaction_summary_chunk AUTO-SUMMARY", "compaction_update completed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, ws, state := workspace(t)
+			p := surfaceProc(t, dir, state, []string{"--context-window", "1000"}, "first answer", "AUTO-SUMMARY", "second answer")
+			p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": tc.caps})
+			sid := p.newSession(ws)
+			_, frames := p.prompt(sid, "first")
+			for _, u := range updatesOf(t, frames) {
+				if strings.HasPrefix(u.SessionUpdate, "compaction") || strings.Contains(u.Title+u.Content.Text, "Compacted") {
+					t.Errorf("the first prompt, with nothing older to compact, showed %+v", u)
+				}
+			}
+			_, frames = p.prompt(sid, "second")
+			var got []string
+			id, answer := "", ""
+			for _, u := range updatesOf(t, frames) {
+				switch u.SessionUpdate {
+				case "compaction_update":
+					got = append(got, u.SessionUpdate+" "+u.Status)
+				case "compaction_summary_chunk":
+					got = append(got, u.SessionUpdate+" "+u.Content.Text)
+				case "notice":
+					if u.Severity == "info" && strings.HasPrefix(u.Title, "Compacted the earlier conversation") {
+						got = append(got, u.SessionUpdate)
+					}
+				case "agent_thought_chunk":
+					if strings.HasPrefix(u.Content.Text, "Compacted the earlier conversation") {
+						got = append(got, u.SessionUpdate)
+					}
+				case "agent_message_chunk":
+					if len(got) < len(tc.want) {
+						t.Errorf("agent text %q came before the compaction was shown (so far %q)", u.Content.Text, got)
+					}
+					answer += u.Content.Text
+				}
+				if u.CompactionID != "" {
+					if id == "" {
+						id = u.CompactionID
+					}
+					if u.CompactionID != id || !strings.HasPrefix(id, "compaction-") {
+						t.Errorf("compaction ids %q and %q, want one compaction-<seq> id", id, u.CompactionID)
+					}
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("the automatic compaction was shown as %q, want %q", got, tc.want)
+			}
+			if answer != "second answer" {
+				t.Errorf("answer %q, want the step's answer after the compaction", answer)
+			}
+			if code := p.finish(); code != 0 {
+				t.Fatalf("reel exited %d; stderr:\n%s", code, p.stderr.String())
+			}
+			if n := checkFrames(t, p, map[string]string{"1": "InitializeResponse"}); n < 8 {
+				t.Errorf("only %d frames checked against the ACP schema", n)
+			}
+			events := logEvents(t, state, sid)
+			auto := false
+			for _, e := range events {
+				if e.Type == "compaction/start" && strings.Contains(string(e.Data), `"reason":"auto"`) {
+					auto = true
+				}
+			}
+			if !auto {
+				t.Error("the log has no automatic compaction/start: the test did not exercise automatic compaction")
+			}
+		})
+	}
+}

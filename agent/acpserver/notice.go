@@ -32,6 +32,7 @@ type compactionUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"` // "compaction_update"
 	CompactionID  string `json:"compactionId"`
 	Status        string `json:"status"`
+	Error         string `json:"error,omitempty"`
 }
 
 // compactionSummaryChunk is ACP's CompactionSummaryChunk session update.
@@ -83,17 +84,26 @@ func (u updates) Notice(ctx context.Context, n agent.Notice) {
 	u.sendRaw(noticeUpdate{SessionUpdate: "notice", Severity: n.Severity, Title: n.Title, Description: n.Detail})
 }
 
-// Compaction implements agent.Compactor: the summary as a
-// compaction_summary_chunk, then compaction_update completed, where the
-// client advertised session.compaction; else the agent text it always
-// was.
+// Compaction implements agent.Compactor where the client advertised
+// session.compaction: a compaction_update for each status, the summary as
+// a compaction_summary_chunk before the completed update. Other clients
+// get the compaction's notice, else its agent text (nothing when neither).
 func (u updates) Compaction(ctx context.Context, c agent.Compaction) {
 	if _, compaction := u.srv.capabilities(); !compaction {
-		u.Text(ctx, c.Text)
+		switch {
+		case c.Notice != nil:
+			u.Notice(ctx, *c.Notice)
+		case c.Text != "":
+			u.Text(ctx, c.Text)
+		}
 		return
 	}
-	if c.Summary != "" {
+	status := c.Status
+	if status == "" {
+		status = "completed"
+	}
+	if status == "completed" && c.Summary != "" {
 		u.sendRaw(compactionSummaryChunk{SessionUpdate: "compaction_summary_chunk", CompactionID: c.ID, Content: acp.TextBlock(c.Summary)})
 	}
-	u.sendRaw(compactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: "completed"})
+	u.sendRaw(compactionUpdate{SessionUpdate: "compaction_update", CompactionID: c.ID, Status: status, Error: c.Error})
 }
