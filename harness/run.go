@@ -423,6 +423,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if n := d.sc.Input.ListPageSize; n > 0 {
 		args = append(args, "--list-page-size", strconv.Itoa(n))
 	}
+	if n := d.sc.Input.ContextWindow; n > 0 {
+		args = append(args, "--context-window", strconv.Itoa(n))
+	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
 		if d.r.StandinURL != "" {

@@ -295,6 +295,10 @@ type Input struct {
 	// ListPageSize is reel acp's --list-page-size: the sessions one
 	// session/list page holds (0: reel's default).
 	ListPageSize int `json:"listPageSize,omitempty"`
+	// ContextWindow is reel acp's --context-window: the model context
+	// window in tokens, automatic compaction starting at 80% of it (0:
+	// reel's per-model default).
+	ContextWindow int `json:"contextWindow,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -328,7 +332,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "codeMode", "listPageSize", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "codeMode", "listPageSize", "contextWindow", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -383,6 +387,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Models, err = m.Value.NonEmpty()
 		case "listPageSize":
 			in.ListPageSize, err = m.Value.Int(1)
+		case "contextWindow":
+			in.ContextWindow, err = m.Value.Int(1)
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
