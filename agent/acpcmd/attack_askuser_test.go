@@ -13,23 +13,17 @@ import (
 // the params it was sent, until the prompt's response arrives.
 func promptEliciting(t *testing.T, p *proc, sid, text string, replies ...string) (asked []json.RawMessage) {
 	t.Helper()
-	id := p.request("session/prompt", promptParams(sid, text))
-	for {
-		f := p.next()
-		switch {
-		case f.isResponse() && sameID(f.ID, id):
-			if f.Error != nil {
-				t.Fatalf("prompt failed: %s", f.raw)
-			}
-			return asked
-		case f.Method == "elicitation/create":
-			if len(asked) >= len(replies) {
-				t.Fatalf("reel sent elicitation/create %d times, the test has %d replies: %s", len(asked)+1, len(replies), f.Params)
-			}
-			asked = append(asked, f.Params)
-			p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":` + replies[len(asked)-1] + `}`)
+	promptServing(t, p, sid, text, func(f frame) {
+		if f.Method != "elicitation/create" {
+			return
 		}
-	}
+		if len(asked) >= len(replies) {
+			t.Fatalf("reel sent elicitation/create %d times, the test has %d replies: %s", len(asked)+1, len(replies), f.Params)
+		}
+		asked = append(asked, f.Params)
+		p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":` + replies[len(asked)-1] + `}`)
+	})
+	return asked
 }
 
 // askCall is a model response calling ask_user_question with args.
