@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -73,47 +72,6 @@ func lspAttack(t *testing.T, mode string, env []string, prep func(ws string), ca
 // command line of a stand-in server's child.
 func token(name string) string {
 	return fmt.Sprintf("reellsp%d%s", os.Getpid(), name)
-}
-
-// inside returns the pids whose working directory is dir: a language
-// server, its supervisor and what it started run in the workspace (reel
-// does not, and its own command line names the server's).
-func inside(dir string) []string {
-	var pids []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
-
-// awaitNoneInside waits (boundedly: this detects a survivor, it does not
-// time anything) until no process works in dir.
-func awaitNoneInside(t *testing.T, dir, when string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		pids := inside(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var what []string
-			for _, p := range pids {
-				b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
-				what = append(what, p+" "+strings.ReplaceAll(string(b), "\x00", " "))
-				_ = syscall.Kill(atoi(p), syscall.SIGKILL)
-			}
-			t.Errorf("SURVIVOR %s: %q still run in %s", when, what, dir)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // TestAttackLSPServerMisbehaves: the language server runs workspace
