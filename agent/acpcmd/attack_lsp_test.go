@@ -226,9 +226,7 @@ func TestAttackLSPServersDieWithTheSession(t *testing.T) {
 				}
 				awaitNoneInside(t, ws, "after reel exited")
 			case "SIGKILL":
-				_ = p.cmd.Process.Kill()
-				_ = p.cmd.Wait()
-				p.waited = true
+				p.kill()
 				awaitNoneInside(t, ws, "after reel was killed with SIGKILL")
 			}
 		})
