@@ -74,6 +74,16 @@ func token(name string) string {
 	return fmt.Sprintf("reellsp%d%s", os.Getpid(), name)
 }
 
+// exitLeavingNone ends reel by closing its stdin, which must make it exit
+// 0, and then checks that no process is left working in ws.
+func exitLeavingNone(t *testing.T, p *proc, ws string) {
+	t.Helper()
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	awaitNoneInside(t, ws, "after reel exited")
+}
+
 // TestAttackLSPServerMisbehaves: the language server runs workspace
 // code, so it is as hostile as the model. Through the real binary, a
 // server that never answers initialize, one that never answers a query,
@@ -104,10 +114,7 @@ func TestAttackLSPServerMisbehaves(t *testing.T) {
 					t.Errorf("call %s: %q\nwant %q", id, got, "failed: "+c.want)
 				}
 			}
-			if code := p.finish(); code != 0 {
-				t.Fatalf("exit %d", code)
-			}
-			awaitNoneInside(t, ws, "after reel exited")
+			exitLeavingNone(t, p, ws)
 		})
 	}
 }
@@ -148,10 +155,7 @@ func TestAttackLSPPathsOutsideTheWorkspace(t *testing.T) {
 	if got := res["inside"]; got != "completed: ```ts\nconst answer: 42\n```" {
 		t.Errorf("the call inside the workspace: %q", got)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
 
 // TestAttackLSPForgedLocations: the server's answer is hostile text. A
@@ -169,10 +173,7 @@ func TestAttackLSPForgedLocations(t *testing.T) {
 	if got := res["c1"]; got != want {
 		t.Errorf("result %q\nwant   %q", got, want)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
 
 // TestAttackLSPServerIsSandboxed: a language server executes workspace
@@ -190,10 +191,7 @@ func TestAttackLSPServerIsSandboxed(t *testing.T) {
 	if _, err := os.Stat(target); err == nil {
 		t.Errorf("the server wrote %s outside the workspace", target)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
 
 // TestAttackLSPServersDieWithTheSession: a server (and a process it
@@ -221,10 +219,7 @@ func TestAttackLSPServersDieWithTheSession(t *testing.T) {
 					t.Fatalf("exit %d", code)
 				}
 			case "exit":
-				if code := p.finish(); code != 0 {
-					t.Fatalf("exit %d", code)
-				}
-				awaitNoneInside(t, ws, "after reel exited")
+				exitLeavingNone(t, p, ws)
 			case "SIGKILL":
 				p.kill()
 				awaitNoneInside(t, ws, "after reel was killed with SIGKILL")
@@ -287,10 +282,7 @@ func TestLSPRealServersUnderTheSandbox(t *testing.T) {
 				case got != c.want:
 					t.Errorf("result %q, want %q", got, c.want)
 				}
-				if code := p.finish(); code != 0 {
-					t.Fatalf("exit %d", code)
-				}
-				awaitNoneInside(t, ws, "after reel exited")
+				exitLeavingNone(t, p, ws)
 			})
 		}
 	}
@@ -368,8 +360,5 @@ func TestAttackLSPServerFollowsTheMode(t *testing.T) {
 	if got := toolResults(frames)["c2"]; !strings.HasPrefix(got, "completed: confined: ") {
 		t.Errorf("after set_mode read-only the server still wrote: %q", got)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
