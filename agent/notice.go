@@ -32,14 +32,21 @@ type Noticer interface {
 // notify shows n through u: as a notice where u takes them, else as the
 // thought it always was.
 func notify(ctx context.Context, u Updates, n Notice) {
+	present(u, func(nu Noticer) { nu.Notice(ctx, n) }, func() { u.Thought(ctx, n.Text) })
+}
+
+// present shows something through u: by rich when u implements the
+// optional interface I, else by plain, the form every Updates takes; a nil
+// u shows nothing.
+func present[I any](u Updates, rich func(I), plain func()) {
 	if u == nil {
 		return
 	}
-	if nu, ok := u.(Noticer); ok {
-		nu.Notice(ctx, n)
+	if i, ok := u.(I); ok {
+		rich(i)
 		return
 	}
-	u.Thought(ctx, n.Text)
+	plain()
 }
 
 // textNotice is a warning whose thought form is text: its first line is
@@ -78,19 +85,14 @@ type Compactor interface {
 
 // showCompaction shows c through u.
 func showCompaction(ctx context.Context, u Updates, c Compaction) {
-	if u == nil {
-		return
-	}
-	if cu, ok := u.(Compactor); ok {
-		cu.Compaction(ctx, c)
-		return
-	}
-	switch {
-	case c.Notice != nil:
-		notify(ctx, u, *c.Notice)
-	case c.Text != "":
-		u.Text(ctx, c.Text)
-	}
+	present(u, func(cu Compactor) { cu.Compaction(ctx, c) }, func() {
+		switch {
+		case c.Notice != nil:
+			notify(ctx, u, *c.Notice)
+		case c.Text != "":
+			u.Text(ctx, c.Text)
+		}
+	})
 }
 
 // autoCompacted is the notice an automatic compaction shows a client that

@@ -190,9 +190,7 @@ func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
 				t.Fatalf("stop %s", stop)
 			}
 			awaitRunning(t, tok, 3)
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-			p.waited = true
+			p.kill()
 			awaitGone(t, tok, "after reel was killed with SIGKILL")
 		})
 	}

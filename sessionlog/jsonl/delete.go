@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -17,25 +16,17 @@ var _ sessionlog.Deleter = (*Store)(nil)
 // directory. The id is checked first: one that could name a path outside
 // the store is ErrBadID and touches nothing.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.CheckID(id); err != nil {
-		return err
-	}
-	lock, err := storage.Acquire(s.dir, id)
-	if err != nil {
-		return err
-	}
-	path, err := s.locate(id)
-	if err != nil {
-		return errors.Join(err, lock.Release())
-	}
-	if err := os.Remove(path); err != nil {
-		return errors.Join(fmt.Errorf("session %s: delete %s: %w", id, path, err), lock.Release())
-	}
-	if err := storage.SyncDir(s.dir); err != nil {
-		return errors.Join(fmt.Errorf("session %s: sync %s after deleting: %w", id, s.dir, err), lock.Release())
-	}
-	return lock.Release()
+	return storage.UnderLock(ctx, s.dir, id, func() error {
+		path, err := s.locate(id)
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("session %s: delete %s: %w", id, path, err)
+		}
+		if err := storage.SyncDir(s.dir); err != nil {
+			return fmt.Errorf("session %s: sync %s after deleting: %w", id, s.dir, err)
+		}
+		return nil
+	})
 }

@@ -15,17 +15,7 @@ var _ sessionlog.Deleter = (*Store)(nil)
 // Delete removes session id's rows (its events and its sessions row) in
 // one transaction, under the session's lock so no writer holds it.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storage.CheckID(id); err != nil {
-		return err
-	}
-	lock, err := storage.Acquire(s.dir, id)
-	if err != nil {
-		return err
-	}
-	return errors.Join(s.delete(ctx, id), lock.Release())
+	return storage.UnderLock(ctx, s.dir, id, func() error { return s.delete(ctx, id) })
 }
 
 func (s *Store) delete(ctx context.Context, id string) error {
