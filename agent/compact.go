@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -73,7 +74,9 @@ func estimateTokens(req sessionlog.Request, h sessionlog.RequestHeader) int {
 // pressureHook is the automatic compaction: when the next request would
 // exceed the configured share of the context window, it first trims large
 // old tool results, then, if still needed, summarizes the oldest history.
-func (e *Engine) pressureHook(s *Session) PreStep {
+//
+// u is shown the compaction (agent.Compactor), if one happens.
+func (e *Engine) pressureHook(s *Session, u Updates) PreStep {
 	return func(ctx context.Context, info StepInfo) (PreStepResult, error) {
 		limit := int(float64(s.contextWindow()) * pressureShare)
 		over := func() bool {
@@ -93,7 +96,7 @@ func (e *Engine) pressureHook(s *Session) PreStep {
 		if trimmed > 0 && !over() {
 			return PreStepResult{NewSeries: true}, nil
 		}
-		done, err := e.compact(ctx, s, info.Turn, info.Step, "auto")
+		done, err := e.compact(ctx, s, u, info.Turn, info.Step, "auto")
 		return PreStepResult{NewSeries: done || trimmed > 0}, err
 	}
 }
@@ -200,7 +203,9 @@ const compactionSystem = "You summarize a coding session so it can continue with
 // compaction/start, compaction/summary (the model call, marked as a local
 // stream call so replay serves it from the log), the replacing
 // user/message and compaction/end. It reports whether it replaced anything.
-func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason string) (bool, error) {
+// An automatic compaction is shown to u as it runs (in progress, then
+// completed with its summary, or failed); /compact shows its result itself.
+func (e *Engine) compact(ctx context.Context, s *Session, u Updates, turn, step int, reason string) (bool, error) {
 	s.mu.Lock()
 	lg := s.log.Log()
 	seqs := append([]int(nil), lg.Surface().Seqs()...)
@@ -222,11 +227,17 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 		return false, nil
 	}
 	shadowed := seqs[:cut]
-	if _, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, sessionlog.CompactionStartData{
+	startSeq, err := s.emit(ctx, e.now(), sessionlog.TypeCompactionStart, sessionlog.CompactionStartData{
 		Turn: turn, Step: step, Reason: reason,
 		Start: shadowed[0], End: shadowed[len(shadowed)-1], Messages: len(shadowed),
-	}, nil, nil); err != nil {
+	}, nil, nil)
+	if err != nil {
 		return false, err
+	}
+	id := "compaction-" + strconv.Itoa(startSeq)
+	auto := reason == "auto"
+	if auto {
+		showCompaction(ctx, u, Compaction{ID: id, Status: "in_progress"})
 	}
 	ask := sessionlog.UserMessage{Content: []sessionlog.ContentPart{sessionlog.TextPart("Summarize the conversation above for the continuation of this session.")}}
 	msgs = append(msgs, ask.AppendJSON(nil))
@@ -236,6 +247,13 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 	text, output, usage, err := e.summaryCall(ctx, s, req)
 	if err != nil {
 		_, _ = s.emit(context.WithoutCancel(ctx), e.now(), sessionlog.TypeCompactionEnd, sessionlog.CompactionFailed(turn, step, err.Error()), nil, nil)
+		if auto {
+			status := "failed"
+			if ctx.Err() != nil {
+				status = "cancelled"
+			}
+			showCompaction(context.WithoutCancel(ctx), u, Compaction{ID: id, Status: status, Error: err.Error()})
+		}
 		return false, fmt.Errorf("compaction summary: %w", err)
 	}
 	sum := sessionlog.CompactionSummaryData{Provider: e.cfg.Provider, Model: model, MaxTokens: summaryMaxTokens,
@@ -257,7 +275,11 @@ func (e *Engine) compact(ctx context.Context, s *Session, turn, step int, reason
 	}
 	s.mu.Lock()
 	s.newSeries = true
+	s.compacted = Compaction{ID: id, Status: "completed", Summary: text}
 	s.mu.Unlock()
+	if auto {
+		showCompaction(ctx, u, Compaction{ID: id, Status: "completed", Summary: text, Notice: autoCompacted()})
+	}
 	return true, s.checkpoint(ctx)
 }
 
@@ -310,14 +332,18 @@ func (e *Engine) summaryCall(ctx context.Context, s *Session, req llm.Request) (
 // compactCommand handles a /compact prompt: it compacts now, in the turn
 // the prompt opened, and reports the result as agent text.
 func (r *run) compactCommand(ctx context.Context) turnEnd {
-	done, err := r.e.compact(ctx, r.s, r.turn, 0, "manual")
+	done, err := r.e.compact(ctx, r.s, r.c.Updates, r.turn, 0, "manual")
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return aborted()
 	case err != nil:
 		return turnEnd{reason: sessionlog.Failed(err.Error(), "COMPACTION"), err: fmt.Errorf("compaction failed: %w", err)}
 	case done:
-		r.c.Updates.Text(ctx, "Compacted the earlier conversation into a summary; the next request starts a new series.")
+		r.s.mu.Lock()
+		c := r.s.compacted
+		r.s.mu.Unlock()
+		c.Text = "Compacted the earlier conversation into a summary; the next request starts a new series."
+		showCompaction(ctx, r.c.Updates, c)
 	default:
 		r.c.Updates.Text(ctx, "Nothing to compact yet.")
 	}

@@ -27,6 +27,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	// The tools as the live calls were described (looked up once, not per
 	// call).
 	var set *tools.Set
+	anchor := -1 // the last request/context: the step of the next assistant message
 	// The resource links of prompts (prompt/links), by message id.
 	var links map[string]map[int]sessionlog.PromptLink
 	// The turns a rewind took back are not retold (rewind.go).
@@ -37,6 +38,8 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			continue
 		}
 		switch e.Type {
+		case sessionlog.TypeRequestContext:
+			anchor = e.Seq
 		case sessionlog.TypeUserMessage:
 			// What the user typed, and what hooks added (shown as the
 			// live turn showed it); instruction files, reminders and
@@ -70,6 +73,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			if src.Kind != "user" {
 				continue
 			}
+			markMessage(ctx, u, "user", e.Seq)
 			s.retellPrompt(ctx, u, &m, links[m.ID])
 		case sessionlog.TypePromptLinks:
 			if id, l, ok := promptLinks(e); ok {
@@ -79,6 +83,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				links[id] = l
 			}
 		case sessionlog.TypeAssistantMessage:
+			markMessage(ctx, u, "assistant", anchor)
 			for _, p := range decodeMessage(e).Message.Content {
 				switch p.Type {
 				case "reasoning":

@@ -180,7 +180,7 @@ func (r *run) failed(ctx context.Context, err error) turnEnd {
 // preStep runs the pre-step hooks (compaction first); ok is false when
 // the turn ends there.
 func (r *run) preStep(ctx context.Context, step int) (turnEnd, bool) {
-	hooks := ChainPreSteps(r.e.pressureHook(r.s), r.e.cfg.PreStep)
+	hooks := ChainPreSteps(r.e.pressureHook(r.s, r.c.Updates), r.e.cfg.PreStep)
 	pre, err := hooks(ctx, StepInfo{Session: r.s.id, Turn: r.turn, Step: step})
 	if pre.NewSeries {
 		r.s.mu.Lock()
@@ -285,6 +285,10 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 		}
 	}()
 	where := fmt.Sprintf("turn %d step %d", r.turn, step)
+	r.s.mu.Lock()
+	anchor := lastContextSeq(r.s.log.Log().Events())
+	r.s.mu.Unlock()
+	markMessage(ctx, r.c.Updates, "assistant", anchor)
 	stream, err := r.s.provider.Stream(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", where, err)
@@ -638,7 +642,7 @@ func (r *run) retry(ctx context.Context, step, attempt int, pe *llm.ProviderErro
 	// The client sees the retry as a thought. It is not logged as model
 	// output (the llm/retry event records it), so the log and the requests
 	// rebuilt from it do not change.
-	r.c.Updates.Thought(ctx, retryNotice(pe, delay, attempt+1, maxModelRetries+1))
+	notify(ctx, r.c.Updates, textNotice(retryNotice(pe, delay, attempt+1, maxModelRetries+1)))
 	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeLLMRetry, sessionlog.LLMRetryData{
 		Turn: r.turn, Step: step, Provider: r.e.cfg.Provider,
 		Retry: attempt, MaxRetries: maxModelRetries, DelayMs: int(delay.Milliseconds()),

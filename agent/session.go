@@ -27,6 +27,8 @@ type Session struct {
 	// transcript is the file holding the log ("" when the store has none
 	// of its own).
 	transcript string
+	// compacted is the last compaction this process made (notice.go).
+	compacted Compaction
 	// memo keeps the provider's encoding of the history messages from one
 	// step to the next (see llm.Memo).
 	memo     llm.Memo

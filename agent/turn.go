@@ -172,17 +172,17 @@ func (r *run) showNotices(ctx context.Context) {
 		return
 	}
 	for _, n := range r.e.cfg.Notices {
-		r.c.Updates.Thought(ctx, hookWarning(n))
+		notify(ctx, r.c.Updates, textNotice(hookWarning(n)))
 	}
 	for _, p := range r.s.skillProblems(ctx) {
-		r.c.Updates.Thought(ctx, p+"\n")
+		notify(ctx, r.c.Updates, textNotice(p+"\n"))
 	}
 	r.s.mu.Lock()
 	mcpProblems := r.s.mcpProblems
 	r.s.mcpProblems = nil
 	r.s.mu.Unlock()
 	for _, p := range mcpProblems {
-		r.c.Updates.Thought(ctx, p+"\n")
+		notify(ctx, r.c.Updates, textNotice(p+"\n"))
 	}
 }
 

@@ -5,25 +5,21 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// acpSchema is the ACP JSON schema the SDK reel speaks through ships
-// (the unstable one: reel offers session/list and session/close).
+// acpSchema is the vendored stable ACP v1 schema of the official
+// TypeScript SDK 2.4.0 (testdata/acp/README.md): newer than the one
+// acp-go-sdk v0.13.0 ships, so the frames reel's adapter encodes by hand
+// (notice, compaction, session/delete) are checked too.
 func acpSchema(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/coder/acp-go-sdk").Output()
-	if err != nil {
-		t.Fatalf("locate the ACP SDK module: %v", err)
-	}
-	p := filepath.Join(strings.TrimSpace(string(out)), "schema", "schema.unstable.json")
+	p := filepath.Join("testdata", "acp", "schema.json")
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the ACP SDK ships no schema where expected: %v", err)
+		t.Fatalf("the vendored ACP schema is missing: %v", err)
 	}
 	return p
 }
@@ -45,7 +41,7 @@ func TestTranscriptFramesMatchTheACPSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const url = "file:///acp/schema.unstable.json"
+	const url = "file:///acp/schema.json"
 	if err := c.AddResource(url, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +148,8 @@ func responseType(result json.RawMessage) string {
 		return "NewSessionResponse"
 	case has("modes"):
 		return "LoadSessionResponse"
+	case has("configOptions"):
+		return "SetSessionConfigOptionResponse"
 	}
 	return ""
 }

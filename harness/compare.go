@@ -38,6 +38,13 @@ func Normalize(run *Run) (*Output, error) {
 	}
 	raws := make([][]byte, len(ids))
 	for i, id := range ids {
+		if raw, ok := run.Deleted[i]; ok {
+			if err := goneLog(run.StateDir, id); err != nil {
+				return nil, fmt.Errorf("session %d at the end of the run: %w", i, err)
+			}
+			raws[i] = raw
+			continue
+		}
 		if run.Refused[i] {
 			continue
 		}
@@ -65,7 +72,7 @@ func Normalize(run *Run) (*Output, error) {
 	// One normalizer for every log of the run: an id is the same
 	// placeholder in each (a child's parentSession is its parent's id).
 	for i, raw := range raws {
-		if run.Refused[i] {
+		if _, deleted := run.Deleted[i]; run.Refused[i] && !deleted {
 			out.Logs = append(out.Logs, nil)
 			continue
 		}

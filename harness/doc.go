@@ -17,7 +17,18 @@
 // Modes: replay (keyless: model calls are served from the fixture's log),
 // refresh (replay, then rewrite the expected outputs from current
 // behaviour) and record (a real provider or the stand-in model server,
-// then write the fixture).
+// then write the fixture). A process that replays no recorded session's
+// model (a scenario without prompts, a deleteSession step) lists its auth
+// methods differently in a record and a replay: record, then refresh.
+//
+// Session ids are random, so two things need more than placeholders. A
+// session/list listing is paged in id order: a listSessions step with
+// followCursor sends the previous answer's nextCursor, the finished
+// listing is checked against the script's sessions (listdelete.go), and
+// the transcript shows its sessions and cursors by their place in the
+// listing (package normalize). A deleteSession step runs in a fresh
+// process; the deleted session's log as it was just before is its fixture
+// log, and its file must be gone after the answer and at the end.
 //
 // The corpus mode (CorpusMain, `reel snapshot --corpus DIR`) runs the
 // reference system's recordings instead: each eligible corpus scenario is

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,10 @@ type Run struct {
 	// Refused marks sessions whose load the scenario expected to fail:
 	// their logs are not harvested.
 	Refused map[int]bool
+	// Deleted holds the log of each session a deleteSession step deleted,
+	// as it was just before (listdelete.go): what is compared with the
+	// fixture's log, the file itself being gone.
+	Deleted map[int][]byte
 	// Cwd is the generated working directory; Temp the run's temp root.
 	Cwd, Temp string
 	// Stderr is the agent's stderr (diagnostics), for failure reports.
@@ -149,7 +154,7 @@ func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, erro
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Temp: tmp, StateDir: filepath.Join(tmp, "state", "reel", "sessions"), Cwd: filepath.Join(tmp, "cwd"), Refused: map[int]bool{}}
+	run := &Run{Temp: tmp, StateDir: filepath.Join(tmp, "state", "reel", "sessions"), Cwd: filepath.Join(tmp, "cwd"), Refused: map[int]bool{}, Deleted: map[int][]byte{}}
 	if err := os.MkdirAll(run.Cwd, 0o755); err != nil {
 		return run, err
 	}
@@ -246,14 +251,18 @@ type driver struct {
 	// editor's buffers (editor.go).
 	elicit *rpcclient.ElicitationQueue
 	editor *editorFS
+	// list is the session/list listing under way (listdelete.go).
+	list listing
 }
 
-// segments splits steps at loadSession: each segment is one process.
+// segments splits steps at loadSession, resumeSession and deleteSession
+// (reel refuses to delete a session open in its process): each segment is
+// one process.
 func segments(steps []scenario.Step) [][]scenario.Step {
 	var out [][]scenario.Step
 	cur := []scenario.Step{}
 	for _, s := range steps {
-		if s.Op == scenario.OpLoadSession && !onlyInitialize(cur) {
+		if (s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession || s.Op == scenario.OpDeleteSession) && !onlyInitialize(cur) {
 			out = append(out, cur)
 			cur = []scenario.Step{}
 		}
@@ -282,7 +291,7 @@ func opens(seg []scenario.Step, created int) []int {
 		case s.CreatesSession():
 			out = append(out, created)
 			created++
-		case s.Op == scenario.OpLoadSession:
+		case s.Op == scenario.OpLoadSession || s.Op == scenario.OpResumeSession:
 			out = append(out, s.Session)
 		}
 	}
@@ -413,6 +422,12 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	}
 	if d.sc.Input.Models != "" {
 		args = append(args, "--models", d.sc.Input.Models)
+	}
+	if n := d.sc.Input.ListPageSize; n > 0 {
+		args = append(args, "--list-page-size", strconv.Itoa(n))
+	}
+	if n := d.sc.Input.ContextWindow; n > 0 {
+		args = append(args, "--context-window", strconv.Itoa(n))
 	}
 	if d.r.Mode == Record {
 		args = append(args, d.r.RecordArgs...)
@@ -548,9 +563,23 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 // scenario.
 var _ scenario.Driver = (*driver)(nil)
 
-// Initialize sends initialize.
-func (d *driver) Initialize(ctx context.Context, _ scenario.Step) error {
-	return d.p.client.Call(ctx, "initialize", initializeParams(d.sc), nil)
+// Initialize sends initialize, with the session capabilities the step
+// asks for.
+func (d *driver) Initialize(ctx context.Context, st scenario.Step) error {
+	params := initializeParams(d.sc)
+	if !st.Notices && !st.Compaction {
+		return d.p.client.Call(ctx, "initialize", params, nil)
+	}
+	caps := maps.Clone(params["clientCapabilities"].(map[string]any))
+	session := map[string]any{}
+	if st.Notices {
+		session["notices"] = map[string]any{}
+	}
+	if st.Compaction {
+		session["compaction"] = map[string]any{}
+	}
+	caps["session"] = session
+	return d.p.client.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": caps}, nil)
 }
 
 // NewSession sends session/new and records the session's id. With

@@ -185,7 +185,14 @@ func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step)
 	return nil
 }
 
-// ListSessions sends session/list for the run's cwd.
-func (d *driver) ListSessions(ctx context.Context, _ scenario.Step) error {
-	return d.p.client.Call(ctx, "session/list", map[string]any{"cwd": d.run.Cwd}, nil)
+// ResumeSession sends initialize and session/resume to the fresh process.
+func (d *driver) ResumeSession(ctx context.Context, st scenario.Step) error {
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	if err := d.p.client.Call(ctx, "initialize", initializeParams(d.sc), nil); err != nil {
+		return err
+	}
+	return d.p.client.Call(ctx, "session/resume", map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}, nil)
 }

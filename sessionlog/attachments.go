@@ -23,7 +23,8 @@ import (
 // object with the same digest is kept after checking it) and syncs the
 // directories, so an id it returns names bytes that survive a crash; a
 // log event referring to them is written only after. Nothing is ever
-// deleted or rewritten. Directories are 0700, objects 0600.
+// rewritten; an object is deleted only by Remove, once no stored session
+// refers to it (session/delete). Directories are 0700, objects 0600.
 //
 // Concurrency: safe for concurrent use, also by several processes
 // sharing dir.

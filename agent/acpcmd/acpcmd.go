@@ -87,6 +87,8 @@ type Options struct {
 	SessionID        string
 	ContextWindow    int
 	WriteTimeout     time.Duration
+	// ListPageSize is the sessions per session/list page (0: the default).
+	ListPageSize int
 	// Network is "on" (confined commands may use the network) or "off"
 	// (TCP connect and bind denied by Landlock; fails closed below ABI 4).
 	Network string
@@ -231,13 +233,14 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.FailSubagentStart, "debug-fail-subagent-start", false, "inject a fault: every subagent fails right after its log is created (tests)")
 	fs.IntVar(&o.FailSubagentTurn, "debug-fail-subagent-turn", 0, "inject a fault: a subagent's turn `N` ends with an error before its first step (tests)")
 	fs.BoolVar(&o.HoldForChildren, "debug-hold-for-children", false, "a prompt is answered, and a report is taken, only once the background subagents the session started have settled (deterministic recordings)")
-	fs.StringVar(&o.LogLevel, "log-level", "info", "stderr log level: debug, info, warn, error")
+	fs.StringVar(&o.LogLevel, "log-level", "warn", "stderr log level: debug, info (adds a line per model request and per session event), warn (default: warnings and errors only), error")
 	fs.IntVar(&o.MaxTokens, "max-tokens", 0, "cap on tokens per model response (0: provider default)")
 	fs.IntVar(&o.MaxResponseBytes, "max-response-bytes", agent.DefaultMaxResponseBytes, "cap on one model response in bytes (text, reasoning and tool-call arguments); past it the stream is stopped and the step ends as max-tokens")
 	fs.IntVar(&o.ContextWindow, "context-window", 0, "model context window in tokens; compaction starts at 80% (0: per-model default)")
 	fs.StringVar(&o.SessionID, "session-id", "", "id of the first session/new (lets a script address it)")
 	fs.StringVar(&o.Network, "network", "on", "network for confined commands: on, or off (TCP connect/bind denied; needs Landlock ABI 4)")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", acpserver.DefaultWriteTimeout, "a client that does not read a frame within this long is treated as gone")
+	fs.IntVar(&o.ListPageSize, "list-page-size", 0, "sessions per session/list page; more pages are reached with nextCursor (0: 50)")
 	fs.IntVar(&o.InlineBytes, "inline-bytes", 0, "bash result size shown to the model before it is spilled to a file (0: 50000)")
 	fs.IntVar(&o.GlobMaxResults, "glob-max-results", 0, "paths a glob result shows (0: 100; at most 1000)")
 	fs.BoolVar(&o.Terminals, "terminals", false, "offer the persistent terminal tools (terminal_open, terminal_send, terminal_read, terminal_signal, terminal_list, terminal_close): a shell on a PTY per terminal, under the session's sandbox mode")
@@ -308,6 +311,9 @@ func parse(args []string, env IO) (Options, error) {
 	}
 	if o.MaxResponseBytes <= 0 {
 		return o, fmt.Errorf("%w: --max-response-bytes %d: want a positive number of bytes", ErrUsage, o.MaxResponseBytes)
+	}
+	if o.ListPageSize < 0 {
+		return o, fmt.Errorf("%w: --list-page-size %d: want 0 (the default) or more", ErrUsage, o.ListPageSize)
 	}
 	if o.InlineBytes < 0 {
 		return o, fmt.Errorf("%w: --inline-bytes %d: want 0 (the default) or more", ErrUsage, o.InlineBytes)
@@ -409,7 +415,7 @@ func Run(ctx context.Context, args []string, env IO) error {
 	cfg := engineConfig(o)
 	cfg.Store, cfg.Logger = store, log
 	cfg.Hooks, cfg.Notices = loadHooks(o, log)
-	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log}
+	acfg := acpserver.Config{Version: Version, WriteTimeout: o.WriteTimeout, Logger: log, ListPageSize: o.ListPageSize}
 	if acfg.Prices, err = loadPrices(o.Prices); err != nil {
 		return err
 	}

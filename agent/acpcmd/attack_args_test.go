@@ -58,12 +58,25 @@ func promptAllowing(t *testing.T, p *proc, sid, text string) (stop string, asked
 // response arrives; it returns the stop reason and every frame read.
 func promptWith(t *testing.T, p *proc, sid, text string, answer func(params json.RawMessage) string) (stop string, frames []frame) {
 	t.Helper()
+	stop = promptServing(t, p, sid, text, func(f frame) {
+		frames = append(frames, f)
+		if f.Method == "session/request_permission" {
+			selectOption(p, f, answer(f.Params))
+		}
+	})
+	return stop, frames
+}
+
+// promptServing runs a prompt, handing every frame read to serve (the
+// prompt's response last), until the prompt's response arrives; a failed
+// prompt fails the test. It returns the stop reason.
+func promptServing(t *testing.T, p *proc, sid, text string, serve func(f frame)) string {
+	t.Helper()
 	id := p.request("session/prompt", promptParams(sid, text))
 	for {
 		f := p.next()
-		frames = append(frames, f)
-		switch {
-		case f.isResponse() && sameID(f.ID, id):
+		serve(f)
+		if f.isResponse() && sameID(f.ID, id) {
 			if f.Error != nil {
 				t.Fatalf("prompt failed: %s", f.raw)
 			}
@@ -71,13 +84,16 @@ func promptWith(t *testing.T, p *proc, sid, text string, answer func(params json
 				StopReason string `json:"stopReason"`
 			}
 			_ = json.Unmarshal(f.Result, &r)
-			return r.StopReason, frames
-		case f.Method == "session/request_permission":
-			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.ID,
-				"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": answer(f.Params)}}})
-			p.send(string(b))
+			return r.StopReason
 		}
 	}
+}
+
+// selectOption answers the session/request_permission f with optionID.
+func selectOption(p *proc, f frame, optionID string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.ID,
+		"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": optionID}}})
+	p.send(string(b))
 }
 
 // toolUpdate is one tool_call_update notification: its call, its status

@@ -13,23 +13,32 @@ import (
 // the params it was sent, until the prompt's response arrives.
 func promptEliciting(t *testing.T, p *proc, sid, text string, replies ...string) (asked []json.RawMessage) {
 	t.Helper()
-	id := p.request("session/prompt", promptParams(sid, text))
-	for {
-		f := p.next()
-		switch {
-		case f.isResponse() && sameID(f.ID, id):
-			if f.Error != nil {
-				t.Fatalf("prompt failed: %s", f.raw)
-			}
-			return asked
-		case f.Method == "elicitation/create":
-			if len(asked) >= len(replies) {
-				t.Fatalf("reel sent elicitation/create %d times, the test has %d replies: %s", len(asked)+1, len(replies), f.Params)
-			}
-			asked = append(asked, f.Params)
-			p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":` + replies[len(asked)-1] + `}`)
+	promptServing(t, p, sid, text, func(f frame) {
+		if f.Method != "elicitation/create" {
+			return
 		}
-	}
+		if len(asked) >= len(replies) {
+			t.Fatalf("reel sent elicitation/create %d times, the test has %d replies: %s", len(asked)+1, len(replies), f.Params)
+		}
+		asked = append(asked, f.Params)
+		p.send(`{"jsonrpc":"2.0","id":` + string(f.ID) + `,"result":` + replies[len(asked)-1] + `}`)
+	})
+	return asked
+}
+
+// startAsker starts a read-only reel, its model the stand-in at url.
+func startAsker(t *testing.T, dir, state, url string) *proc {
+	t.Helper()
+	return startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
+		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+}
+
+// initializeWithForms initializes p as a client that takes elicitation
+// forms.
+func initializeWithForms(p *proc) {
+	p.t.Helper()
+	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
+		"elicitation": map[string]any{"form": map[string]any{}}}})
 }
 
 // askCall is a model response calling ask_user_question with args.
@@ -99,11 +108,9 @@ func TestAttackAskUserQuestion(t *testing.T) {
 				askCall(t, "call_ask", tc.args),
 				{Text: "done"},
 			}})
-			p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
-				"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+			p := startAsker(t, dir, state, url)
 			underAttack(t, p)
-			p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
-				"elicitation": map[string]any{"form": map[string]any{}}}})
+			initializeWithForms(p)
 			sid := p.newSession(ws)
 			var replies []string
 			if tc.reply != "" {
@@ -149,8 +156,7 @@ func TestAskUserQuestionRefused(t *testing.T) {
 	t.Run("client without elicitation", func(t *testing.T) {
 		dir, ws, state := workspace(t)
 		url, model := standinURL(t, &standin.Script{Responses: []standin.Response{askCall(t, "call_ask", ask), {Text: "done"}}})
-		p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
-			"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+		p := startAsker(t, dir, state, url)
 		p.initialize()
 		sid := p.newSession(ws)
 		if asked := promptEliciting(t, p, sid, "Ask me."); len(asked) != 0 {
@@ -174,10 +180,8 @@ func TestAskUserQuestionRefused(t *testing.T) {
 			{Text: "child gave up"},
 			{Text: "parent done"},
 		}})
-		p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
-			"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
-		p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
-			"elicitation": map[string]any{"form": map[string]any{}}}})
+		p := startAsker(t, dir, state, url)
+		initializeWithForms(p)
 		sid := p.newSession(ws)
 		if asked := promptEliciting(t, p, sid, "Delegate."); len(asked) != 0 {
 			t.Errorf("a subagent's question was shown to the user: %s", asked[0])
@@ -204,11 +208,9 @@ func TestAskUserQuestionCancelled(t *testing.T) {
 	dir, ws, state := workspace(t)
 	ask := map[string]any{"questions": []any{map[string]any{"id": "q", "question": "Proceed?"}}}
 	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{askCall(t, "call_ask", ask), {Text: "after"}}})
-	p := startProc(t, dir, baseEnv(t), "acp", "--state-dir", state, "--mode", "read-only",
-		"--provider", "deepseek", "--base-url", url, "--model", "standin", "--no-title-model")
+	p := startAsker(t, dir, state, url)
 	underAttack(t, p)
-	p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{
-		"elicitation": map[string]any{"form": map[string]any{}}}})
+	initializeWithForms(p)
 	sid := p.newSession(ws)
 	id := p.request("session/prompt", promptParams(sid, "Ask me."))
 	var formID json.RawMessage

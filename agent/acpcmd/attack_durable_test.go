@@ -57,9 +57,7 @@ func TestAttackShownResultIsDurable(t *testing.T) {
 						shown = r["call_d"]
 					}
 				}
-				_ = p.cmd.Process.Kill()
-				_ = p.cmd.Wait()
-				p.waited = true
+				p.kill()
 				if !strings.Contains(shown, marker) {
 					t.Fatalf("trial %d: the client was shown %q", trial, shown)
 				}

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,45 +74,14 @@ func token(name string) string {
 	return fmt.Sprintf("reellsp%d%s", os.Getpid(), name)
 }
 
-// inside returns the pids whose working directory is dir: a language
-// server, its supervisor and what it started run in the workspace (reel
-// does not, and its own command line names the server's).
-func inside(dir string) []string {
-	var pids []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
-		}
-		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
-			pids = append(pids, e.Name())
-		}
-	}
-	return pids
-}
-
-// awaitNoneInside waits (boundedly: this detects a survivor, it does not
-// time anything) until no process works in dir.
-func awaitNoneInside(t *testing.T, dir, when string) {
+// exitLeavingNone ends reel by closing its stdin, which must make it exit
+// 0, and then checks that no process is left working in ws.
+func exitLeavingNone(t *testing.T, p *proc, ws string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		pids := inside(dir)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var what []string
-			for _, p := range pids {
-				b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
-				what = append(what, p+" "+strings.ReplaceAll(string(b), "\x00", " "))
-				_ = syscall.Kill(atoi(p), syscall.SIGKILL)
-			}
-			t.Errorf("SURVIVOR %s: %q still run in %s", when, what, dir)
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
+	if code := p.finish(); code != 0 {
+		t.Fatalf("exit %d", code)
 	}
+	awaitNoneInside(t, ws, "after reel exited")
 }
 
 // TestAttackLSPServerMisbehaves: the language server runs workspace
@@ -146,10 +114,7 @@ func TestAttackLSPServerMisbehaves(t *testing.T) {
 					t.Errorf("call %s: %q\nwant %q", id, got, "failed: "+c.want)
 				}
 			}
-			if code := p.finish(); code != 0 {
-				t.Fatalf("exit %d", code)
-			}
-			awaitNoneInside(t, ws, "after reel exited")
+			exitLeavingNone(t, p, ws)
 		})
 	}
 }
@@ -190,10 +155,7 @@ func TestAttackLSPPathsOutsideTheWorkspace(t *testing.T) {
 	if got := res["inside"]; got != "completed: ```ts\nconst answer: 42\n```" {
 		t.Errorf("the call inside the workspace: %q", got)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
 
 // TestAttackLSPForgedLocations: the server's answer is hostile text. A
@@ -211,10 +173,7 @@ func TestAttackLSPForgedLocations(t *testing.T) {
 	if got := res["c1"]; got != want {
 		t.Errorf("result %q\nwant   %q", got, want)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
 
 // TestAttackLSPServerIsSandboxed: a language server executes workspace
@@ -232,10 +191,7 @@ func TestAttackLSPServerIsSandboxed(t *testing.T) {
 	if _, err := os.Stat(target); err == nil {
 		t.Errorf("the server wrote %s outside the workspace", target)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }
 
 // TestAttackLSPServersDieWithTheSession: a server (and a process it
@@ -263,14 +219,9 @@ func TestAttackLSPServersDieWithTheSession(t *testing.T) {
 					t.Fatalf("exit %d", code)
 				}
 			case "exit":
-				if code := p.finish(); code != 0 {
-					t.Fatalf("exit %d", code)
-				}
-				awaitNoneInside(t, ws, "after reel exited")
+				exitLeavingNone(t, p, ws)
 			case "SIGKILL":
-				_ = p.cmd.Process.Kill()
-				_ = p.cmd.Wait()
-				p.waited = true
+				p.kill()
 				awaitNoneInside(t, ws, "after reel was killed with SIGKILL")
 			}
 		})
@@ -331,10 +282,7 @@ func TestLSPRealServersUnderTheSandbox(t *testing.T) {
 				case got != c.want:
 					t.Errorf("result %q, want %q", got, c.want)
 				}
-				if code := p.finish(); code != 0 {
-					t.Fatalf("exit %d", code)
-				}
-				awaitNoneInside(t, ws, "after reel exited")
+				exitLeavingNone(t, p, ws)
 			})
 		}
 	}
@@ -412,8 +360,5 @@ func TestAttackLSPServerFollowsTheMode(t *testing.T) {
 	if got := toolResults(frames)["c2"]; !strings.HasPrefix(got, "completed: confined: ") {
 		t.Errorf("after set_mode read-only the server still wrote: %q", got)
 	}
-	if code := p.finish(); code != 0 {
-		t.Fatalf("exit %d", code)
-	}
-	awaitNoneInside(t, ws, "after reel exited")
+	exitLeavingNone(t, p, ws)
 }

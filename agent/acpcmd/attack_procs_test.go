@@ -12,39 +12,54 @@ import (
 	"github.com/reel-agent/reel/agent/llm/standin"
 )
 
-// alive returns the pids whose command line holds token.
-func alive(token string) []string {
+// procs returns the pids in /proc for which match, given the pid, holds.
+func procs(match func(pid string) bool) []string {
 	var pids []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		if e.Name()[0] < '0' || e.Name()[0] > '9' {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		// A zombie has an empty cmdline; anything still holding the token
-		// is a live process.
-		if strings.Contains(string(b), token) {
+		if match(e.Name()) {
 			pids = append(pids, e.Name())
 		}
 	}
 	return pids
 }
 
-// awaitGone waits (boundedly: this detects a survivor, it does not time
-// anything) until no process holds token.
-func awaitGone(t *testing.T, token, when string) {
+// alive returns the pids whose command line holds token.
+func alive(token string) []string {
+	return procs(func(pid string) bool {
+		b, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		// A zombie has an empty cmdline; anything still holding the token
+		// is a live process.
+		return err == nil && strings.Contains(string(b), token)
+	})
+}
+
+// inside returns the pids whose working directory is dir: a language
+// server, its supervisor and what it started run in the workspace (reel
+// does not, and its own command line names the server's).
+func inside(dir string) []string {
+	return procs(func(pid string) bool {
+		cwd, err := os.Readlink(filepath.Join("/proc", pid, "cwd"))
+		return err == nil && cwd == dir
+	})
+}
+
+// awaitNone waits (boundedly: this detects a survivor, it does not time
+// anything) until find finds no process. Past the bound it hands the
+// survivors to report, then kills them.
+func awaitNone(t *testing.T, find func() []string, report func(pids []string)) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		pids := alive(token)
+		pids := find()
 		if len(pids) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("SURVIVOR %s: processes %v still run %q", when, pids, token)
+			report(pids)
 			for _, p := range pids {
 				_ = syscall.Kill(atoi(p), syscall.SIGKILL)
 			}
@@ -52,6 +67,27 @@ func awaitGone(t *testing.T, token, when string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// awaitGone waits until no process holds token.
+func awaitGone(t *testing.T, token, when string) {
+	t.Helper()
+	awaitNone(t, func() []string { return alive(token) }, func(pids []string) {
+		t.Errorf("SURVIVOR %s: processes %v still run %q", when, pids, token)
+	})
+}
+
+// awaitNoneInside waits until no process works in dir.
+func awaitNoneInside(t *testing.T, dir, when string) {
+	t.Helper()
+	awaitNone(t, func() []string { return inside(dir) }, func(pids []string) {
+		var what []string
+		for _, p := range pids {
+			b, _ := os.ReadFile(filepath.Join("/proc", p, "cmdline"))
+			what = append(what, p+" "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+		t.Errorf("SURVIVOR %s: %q still run in %s", when, what, dir)
+	})
 }
 
 // awaitRunning waits (boundedly) until n processes hold token, so that an
@@ -181,8 +217,6 @@ func TestAttackJobsDieWhenReelIsKilled(t *testing.T) {
 		t.Fatalf("stop %s", stop)
 	}
 	awaitRunning(t, tok, 3)
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-	p.waited = true
+	p.kill()
 	awaitGone(t, tok, "after reel was killed with SIGKILL")
 }

@@ -107,7 +107,11 @@ func TestAttackTerminalFloodStaysBounded(t *testing.T) {
 	}
 	hwm := vmHWM(t, p.cmd.Process.Pid)
 	t.Logf("reel's peak resident memory after a %d MiB flood: %d MiB", flood>>20, hwm>>20)
-	if hwm > 96<<20 {
+	// Kept output would need the flood's bytes at least (an unbounded
+	// ring measured 2.5 GiB); a race-built reel's shadow memory puts even
+	// the bounded one near 115 MiB, so the bound is three quarters of the
+	// flood.
+	if hwm > flood*3/4 {
 		t.Errorf("reel's peak resident memory is %d MiB after a %d MiB flood: the terminal's output is not bounded", hwm>>20, flood>>20)
 	}
 	if code := p.finish(); code != 0 {
@@ -186,9 +190,7 @@ func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
 				t.Fatalf("stop %s", stop)
 			}
 			awaitRunning(t, tok, 3)
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-			p.waited = true
+			p.kill()
 			awaitGone(t, tok, "after reel was killed with SIGKILL")
 		})
 	}

@@ -60,26 +60,11 @@ func (c *editorClient) answer(t *testing.T, p *proc, f frame) bool {
 // permission request with reject_once, until the prompt's response.
 func (c *editorClient) prompt(t *testing.T, p *proc, sid, text string) string {
 	t.Helper()
-	id := p.request("session/prompt", promptParams(sid, text))
-	for {
-		f := p.next()
-		switch {
-		case f.isResponse() && sameID(f.ID, id):
-			if f.Error != nil {
-				t.Fatalf("prompt failed: %s", f.raw)
-			}
-			var r struct {
-				StopReason string `json:"stopReason"`
-			}
-			_ = json.Unmarshal(f.Result, &r)
-			return r.StopReason
-		case c.answer(t, p, f):
-		case f.Method == "session/request_permission":
-			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.ID,
-				"result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": "reject_once"}}})
-			p.send(string(b))
+	return promptServing(t, p, sid, text, func(f frame) {
+		if !c.answer(t, p, f) && f.Method == "session/request_permission" {
+			selectOption(p, f, "reject_once")
 		}
-	}
+	})
 }
 
 // shownText is the file text a read result showed: its numbered lines

@@ -356,6 +356,13 @@ func (p *proc) finish() int {
 	return -1
 }
 
+// kill ends reel with SIGKILL (no chance to clean up) and reaps it.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.waited = true
+}
+
 // stdoutLines returns everything reel wrote to stdout (after finish).
 func (p *proc) stdoutLines() []string {
 	p.mu.Lock()

@@ -61,17 +61,24 @@ func (u updates) send(ctx context.Context, up acp.SessionUpdate) {
 
 // UserText implements agent.Updates.
 func (u updates) UserText(ctx context.Context, text string) {
-	u.send(ctx, acp.UpdateUserMessageText(text))
+	up := acp.UpdateUserMessageText(text)
+	up.UserMessageChunk.MessageId = u.srv.messageID(u.session, "user")
+	u.send(ctx, up)
 }
 
 // Text implements agent.Updates.
 func (u updates) Text(ctx context.Context, text string) {
-	u.send(ctx, acp.UpdateAgentMessageText(text))
+	up := acp.UpdateAgentMessageText(text)
+	up.AgentMessageChunk.MessageId = u.srv.messageID(u.session, "assistant")
+	u.send(ctx, up)
 }
 
-// Thought implements agent.Updates.
+// Thought implements agent.Updates: the model's reasoning, part of its
+// message.
 func (u updates) Thought(ctx context.Context, text string) {
-	u.send(ctx, acp.UpdateAgentThoughtText(text))
+	up := acp.UpdateAgentThoughtText(text)
+	up.AgentThoughtChunk.MessageId = u.srv.messageID(u.session, "assistant")
+	u.send(ctx, up)
 }
 
 // ToolStart implements agent.Updates: a pending tool_call.

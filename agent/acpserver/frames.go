@@ -127,6 +127,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	}
 	n, err := l.write(p)
 	if answered != "" {
+		if err == nil {
+			l.writeTrailing(answered)
+		}
 		l.inflight.done(answered)
 	}
 	return n, err
@@ -214,6 +217,10 @@ type inflight struct {
 	// queues holds each session's unanswered prompts in arrival order
 	// (queue.go).
 	queues map[string]*sessionPrompts
+	// trailing holds, per session-establishing request, the frames
+	// written right after its answer (after.go).
+	trailing     map[string][][]byte
+	establishing string
 }
 
 func newInflight() *inflight {
@@ -286,6 +293,9 @@ type frameFilter struct {
 	// ready is closed once the connection is set up; nothing is read
 	// before.
 	ready chan struct{}
+	// methods answers the requests acp-go-sdk has no method for
+	// (extra.go); nil: all go to the SDK.
+	methods map[string]extraMethod
 	// calls takes the responses to the adapter's own requests (calls.go).
 	calls *calls
 }
@@ -356,8 +366,13 @@ func (f *frameFilter) Read(p []byte) (int, error) {
 			}
 			f.inflight.start(id)
 			switch method {
-			case "initialize", "session/new", "session/load":
+			case "initialize", "session/new", "session/load", "session/resume":
 				f.barrier = id
+				f.inflight.establish(id)
+			}
+			if h, ok := f.methods[method]; ok {
+				go f.answer(line, h)
+				continue
 			}
 		}
 		f.buf = append(line, '\n')

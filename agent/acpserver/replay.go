@@ -15,7 +15,9 @@ var _ agent.PromptReplay = updates{}
 // UserImage implements agent.PromptReplay: the image block the user sent,
 // its bytes read back from the attachment store.
 func (u updates) UserImage(ctx context.Context, mediaType string, data []byte) {
-	u.send(ctx, acp.UpdateUserMessage(acp.ImageBlock(base64.StdEncoding.EncodeToString(data), mediaType)))
+	up := acp.UpdateUserMessage(acp.ImageBlock(base64.StdEncoding.EncodeToString(data), mediaType))
+	up.UserMessageChunk.MessageId = u.srv.messageID(u.session, "user")
+	u.send(ctx, up)
 }
 
 // UserLink implements agent.PromptReplay: the resource_link block the user
@@ -28,7 +30,9 @@ func (u updates) UserLink(ctx context.Context, l sessionlog.PromptLink) {
 	if l.MimeType != "" {
 		b.ResourceLink.MimeType = acp.Ptr(l.MimeType)
 	}
-	u.send(ctx, acp.UpdateUserMessage(b))
+	up := acp.UpdateUserMessage(b)
+	up.UserMessageChunk.MessageId = u.srv.messageID(u.session, "user")
+	u.send(ctx, up)
 }
 
 // promptLink is the agent content of a resource_link block: its URI, and

@@ -42,6 +42,9 @@ type Config struct {
 	// Prices is the price table usage_update's cost comes from (nil:
 	// DefaultPrices; turns.go).
 	Prices Prices
+	// ListPageSize is how many sessions one session/list page holds (0:
+	// DefaultListPageSize).
+	ListPageSize int
 }
 
 // Server implements the agent side of ACP over an engine.
@@ -66,6 +69,11 @@ type Server struct {
 	// serveCtx is Serve's context: ending it (SIGTERM) also ends prompts.
 	serveCtx context.Context
 	clientFS acp.FileSystemCapabilities
+	// clientNotices and clientCompaction are the client's
+	// session.notices and session.compaction capabilities (extra.go).
+	clientNotices, clientCompaction bool
+	// messages is each session's current message ids (messageid.go).
+	messages map[string]*messageIDs
 	// elicitForm: the client advertised form elicitation (elicit.go);
 	// calls sends the requests the SDK cannot encode (calls.go).
 	elicitForm bool
@@ -109,6 +117,7 @@ func (srv *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error
 	fl := newInflight()
 	w := newLockedWriter(out, fl, srv.cfg.WriteTimeout)
 	ff := newFrameFilter(in, w, srv.log, fl)
+	ff.methods = srv.extraMethods(ctx)
 	ff.calls = newCalls(w)
 	defer ff.calls.close()
 	conn := acp.NewAgentSideConnection(srv, w, ff)
@@ -175,7 +184,7 @@ func (srv *Server) Initialize(_ context.Context, p acp.InitializeRequest) (acp.I
 		AgentCapabilities: acp.AgentCapabilities{
 			LoadSession:         true,
 			PromptCapabilities:  acp.PromptCapabilities{EmbeddedContext: true, Image: srv.eng.ImageInput()},
-			SessionCapabilities: acp.SessionCapabilities{List: &acp.SessionListCapabilities{}, Close: &acp.SessionCloseCapabilities{}},
+			SessionCapabilities: srv.sessionCapabilities(),
 			McpCapabilities:     mcpCapabilities,
 		},
 		AuthMethods: srv.authMethods(),
@@ -320,7 +329,7 @@ func (srv *Server) NewSession(ctx context.Context, p acp.NewSessionRequest) (acp
 	// Turns a background child's notice starts report with no prompt
 	// pending: their updates go to this session too.
 	s.SetClient(srv.client(s.ID()))
-	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
+	srv.notifyAfterAnswer(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.NewSessionResponse{SessionId: acp.SessionId(s.ID()), Modes: modes(s.Mode()), ConfigOptions: configOptions(s), Models: legacyModels(s)}, nil
 }
 
@@ -365,7 +374,7 @@ func (srv *Server) LoadSession(ctx context.Context, p acp.LoadSessionRequest) (a
 	if t, ok := s.Title(); ok {
 		srv.updates(s.ID()).Title(ctx, t)
 	}
-	srv.notify(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
+	srv.notifyAfterAnswer(ctx, s.ID(), availableCommands(srv.eng.SessionCommands(ctx, s)))
 	return acp.LoadSessionResponse{Modes: modes(s.Mode()), ConfigOptions: configOptions(s), Models: legacyModels(s)}, nil
 }
 
@@ -503,43 +512,17 @@ func (srv *Server) SetSessionMode(ctx context.Context, p acp.SetSessionModeReque
 	return acp.SetSessionModeResponse{}, nil
 }
 
-// ListSessions implements acp.Agent.
-func (srv *Server) ListSessions(ctx context.Context, p acp.ListSessionsRequest) (acp.ListSessionsResponse, error) {
-	if err := srv.enter(); err != nil {
-		return acp.ListSessionsResponse{}, err
-	}
-	defer srv.exit()
-	resp := acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
-	cwd := ""
-	if p.Cwd != nil {
-		cwd = *p.Cwd
-	}
-	for info := range srv.eng.Sessions(ctx, cwd) {
-		if p.Cwd != nil && info.Cwd != *p.Cwd {
-			continue
-		}
-		updated := info.UpdatedAt.Format(time.RFC3339)
-		si := acp.SessionInfo{SessionId: acp.SessionId(info.ID), Cwd: info.Cwd, UpdatedAt: &updated}
-		if info.Title != "" {
-			si.Title = acp.Ptr(info.Title)
-		}
-		resp.Sessions = append(resp.Sessions, si)
-	}
-	return resp, nil
-}
-
 // CloseSession implements acp.Agent.
 func (srv *Server) CloseSession(_ context.Context, p acp.CloseSessionRequest) (acp.CloseSessionResponse, error) {
 	if err := srv.enter(); err != nil {
 		return acp.CloseSessionResponse{}, err
 	}
 	defer srv.exit()
-	return acp.CloseSessionResponse{}, acpError(srv.eng.CloseSession(string(p.SessionId)))
-}
-
-// ResumeSession implements acp.Agent; reel resumes through session/load.
-func (srv *Server) ResumeSession(context.Context, acp.ResumeSessionRequest) (acp.ResumeSessionResponse, error) {
-	return acp.ResumeSessionResponse{}, acp.NewMethodNotFound(acp.AgentMethodSessionResume)
+	if err := srv.eng.CloseSession(string(p.SessionId)); err != nil {
+		return acp.CloseSessionResponse{}, acpError(err)
+	}
+	srv.forgetMessages(string(p.SessionId))
+	return acp.CloseSessionResponse{}, nil
 }
 
 // availableCommands is the available_commands_update of a session's

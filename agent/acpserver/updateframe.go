@@ -113,13 +113,17 @@ func appendUpdate(b []byte, u *acp.SessionUpdate) (_ []byte, ok bool) {
 
 // appendChunk appends a message chunk holding a text block.
 func appendChunk(b []byte, meta map[string]any, messageID *string, c *acp.ContentBlock, kind string) ([]byte, bool) {
-	if meta != nil || messageID != nil {
+	if meta != nil {
 		return b, false
 	}
 	b = append(b, `{"content":`...)
 	b, ok := appendTextBlock(b, c)
 	if !ok {
 		return b, false
+	}
+	if messageID != nil {
+		b = append(b, `,"messageId":`...)
+		b = appendJSONString(b, *messageID, true)
 	}
 	b = append(b, `,"sessionUpdate":"`...)
 	b = append(b, kind...)

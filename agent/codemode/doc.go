@@ -1,5 +1,5 @@
 // Package codemode is reel's run_code tool ("code mode"): the model writes
-// the body of an async JavaScript function that calls the session's tools
+// the body of an async TypeScript function that calls the session's tools
 // as functions (await tools.bash({...})) and gets one curated result back —
 // what the program printed with console.log and what it returned.
 //
@@ -22,6 +22,8 @@
 // fails with a "code run failed (KIND): MESSAGE" result and the output it
 // printed before.
 //
-// The code is run as JavaScript: TypeScript type annotations are not
-// erased, so the prompt asks for plain JavaScript.
+// The code is TypeScript, erasable syntax only, as the reference's: package
+// tsstrip blanks its type syntax (keeping every position) before goja runs
+// it, and refuses enum, namespace and the other non-erasable syntax as the
+// run's exception, without running anything.
 package codemode

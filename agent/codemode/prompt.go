@@ -63,7 +63,7 @@ func PromptSection(schemas json.RawMessage, l Limits) string {
 	b.WriteString(PromptHeading + "\n\n")
 	b.WriteString("`run_code` is the only tool you can call directly; calling any other tool by name fails. " +
 		"Every tool declared below is called from inside a `run_code` program.\n\n")
-	b.WriteString("A program is the body of an async JavaScript function (plain JavaScript: TypeScript syntax such as type annotations is not accepted). Inside it:\n\n")
+	b.WriteString("A program is the body of an async TypeScript function (erasable syntax only — no `enum` or namespaces; type annotations are advisory, the code runs type-stripped). Inside it:\n\n")
 	b.WriteString("- `await tools.NAME(args)` calls a tool (`tools[\"NAME\"](args)` for any name). Arguments must be JSON: no undefined, functions, NaN or class instances. " +
 		"Each call runs exactly as a direct call would, under the same sandbox mode and approvals, one at a time in the order made.\n")
 	b.WriteString("- A call resolves to the tool's value as declared in `ToolOutputMap`. A call that fails rejects with a `ToolCallError` (`toolName` names the tool, `message` says what failed); catch it with `try`/`catch` to go on.\n")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/reel-agent/reel/agent/codemode/tsstrip"
 	"github.com/reel-agent/reel/agent/tools"
 )
 
@@ -109,6 +110,19 @@ func (r *runner) stop(f failure) {
 
 // execute runs code, the body of an async function, with tools bound to d.
 func execute(ctx context.Context, d tools.Dispatcher, callID, code string, l Limits) (out outcome) {
+	// The program is TypeScript: its erasable syntax is blanked first
+	// (positions kept); a program that cannot be stripped never runs.
+	// A program that is not even well-formed tokens (an unterminated
+	// string, an unmatched bracket) runs as written, so the engine's own
+	// SyntaxError says what is wrong.
+	stripped, err := tsstrip.Strip(code)
+	var se *tsstrip.Error
+	switch {
+	case err == nil:
+		code = stripped
+	case !errors.As(err, &se) || !se.Unreadable:
+		return outcome{failure: &failure{KindException, err.Error()}}
+	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r := &runner{vm: goja.New(), d: d, callID: callID, l: l, ctx: runCtx, cancel: cancel}

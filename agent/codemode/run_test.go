@@ -71,6 +71,10 @@ func TestRunResults(t *testing.T) {
 		{"a promise nothing settles", `await new Promise(() => {});`, "code run failed (exception): the program did not finish"},
 		{"closing the wrapper", `}); (function(){`, "code run failed (exception): the program is not the body of a function"},
 		{"run_code is not bound", `return typeof tools.run_code;`, "undefined"},
+		{"typescript is stripped", "interface Out { text: string }\nconst r = (await tools.bash({command: \"echo hi\"})) as { stdout: Out };\nconst n: number = r.stdout!.text.length;\nreturn `${r.stdout.text.trim()}:${n satisfies number}`;", "hi:3"},
+		{"typed tool call in a typed helper", "async function get<T>(name: string): Promise<T> { return await (tools as any)[name]({}) as T }\nreturn await get<string>(\"my-tool\");", "plain text"},
+		{"enum is refused before running", "console.log(\"ran\");\nenum E { A }", "code run failed (exception): TypeScript strip: line 2, column 1: an enum is not erasable"},
+		{"runtime error keeps the model's line", "type A = {\n  a: number\n}\nthrow new Error(\"x\")", "code run failed (exception): Error: x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, failed, _ := run(t, tc.code, Limits{})

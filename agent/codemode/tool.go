@@ -86,14 +86,16 @@ func (Tool) Name() string { return ToolName }
 func (Tool) Schema() tools.Schema {
 	return tools.Schema{
 		Name: ToolName,
-		Description: "Run a JavaScript program that calls the session's tools as functions and returns one result. " +
-			"`code` is the body of an async function: `await` and `return` work at its top level. " +
-			"Call a tool as `await tools.NAME(args)`; the tools and the values they resolve to are declared in the system prompt. " +
-			"The result is what the program prints with console.log and what it returns, nothing else, so print or return only what you need. " +
-			"`description` says in a few words what the program does.",
+		// The reference's TypeScript wording, less its sentence on attached
+		// images (reel attaches none).
+		Description: "Execute a TypeScript program against the available tools. Takes two required " +
+			"arguments: `code`, the BODY of an async function (erasable syntax only; top-level " +
+			"`await` and `return` work), and `description`, a short summary of what the program " +
+			"does. Call tools as `await tools.name(args)` per the declarations in the system " +
+			"prompt. Only what you print or return is program output — curate it.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"code":{"type":"string","description":"The program: the body of an async JavaScript function."},` +
-			`"description":{"type":"string","description":"What the program does, in 5-10 words, active voice (shown to the user), e.g. \"Count TODO markers in every package\"."}},` +
+			`"code":{"type":"string","description":"The program: the body of an async TypeScript function."},` +
+			`"description":{"type":"string","description":"Clear, concise description of what this program does in active voice, 5-10 words (shown in the UI). Examples: \"Count TODO markers across packages\"; \"Read failing test and its fixture\"; \"Rename config key in every cordis.yml\"."}},` +
 			`"required":["code","description"],"additionalProperties":false}`),
 	}
 }

@@ -123,22 +123,19 @@ func (c Config) resolved() (Config, error) {
 			seen[ext] = s.Name
 		}
 	}
-	if c.MaxLocations <= 0 {
-		c.MaxLocations = DefaultMaxLocations
-	}
-	if c.MaxResultChars <= 0 {
-		c.MaxResultChars = DefaultMaxResultChars
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.MaxMessageBytes <= 0 {
-		c.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if c.MaxDocumentBytes <= 0 {
-		c.MaxDocumentBytes = DefaultMaxDocumentBytes
-	}
+	orDefault(&c.MaxLocations, DefaultMaxLocations)
+	orDefault(&c.MaxResultChars, DefaultMaxResultChars)
+	orDefault(&c.Timeout, DefaultTimeout)
+	orDefault(&c.MaxMessageBytes, DefaultMaxMessageBytes)
+	orDefault(&c.MaxDocumentBytes, DefaultMaxDocumentBytes)
 	return c, nil
+}
+
+// orDefault sets *v to def when it is unset (zero or negative).
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Check reports a configuration the tool would refuse (at start-up, so a

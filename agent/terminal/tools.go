@@ -63,6 +63,25 @@ func failed(title string, kind tools.Kind, err error) tools.Result {
 	return tools.Result{Text: "Error: " + err.Error(), IsError: true, Kind: kind, Title: title}
 }
 
+// lookup finds the calling session's terminal id.
+func lookup(env *tools.Env, id string) (*Terminal, error) {
+	s, err := scope(env)
+	if err != nil {
+		return nil, err
+	}
+	return s.Manager.Get(id)
+}
+
+// target is the terminal the sessionId argument names, and that id.
+func target(env *tools.Env, a args) (*Terminal, string, error) {
+	id, err := sessionArg(a)
+	if err != nil {
+		return nil, "", err
+	}
+	t, err := lookup(env, id)
+	return t, id, err
+}
+
 // sessionArg is the sessionId argument, which must not be empty.
 func sessionArg(a args) (string, error) {
 	id := a.str("sessionId")
@@ -188,15 +207,7 @@ func (o sendTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 		return tools.Result{}, err
 	}
 	title, kind, _ := o.Describe(raw)
-	id, err := sessionArg(a)
-	if err != nil {
-		return failed(title, kind, err), nil
-	}
-	s, err := scope(env)
-	if err != nil {
-		return failed(title, kind, err), nil
-	}
-	t, err := s.Manager.Get(id)
+	t, id, err := target(env, a)
 	if err != nil {
 		return failed(title, kind, err), nil
 	}
@@ -264,11 +275,7 @@ func (o readTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (t
 	case count <= 0:
 		return failed(title, kind, errors.New("PTY read count must be a positive safe integer")), nil
 	}
-	s, err := scope(env)
-	if err != nil {
-		return failed(title, kind, err), nil
-	}
-	t, err := s.Manager.Get(id)
+	t, err := lookup(env, id)
 	if err != nil {
 		return failed(title, kind, err), nil
 	}
@@ -303,15 +310,7 @@ func (o signalTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) 
 		return tools.Result{}, &tools.ArgError{Tool: SignalName, Arg: "signal", Msg: "must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP"}
 	}
 	title, kind, _ := o.Describe(raw)
-	id, err := sessionArg(a)
-	if err != nil {
-		return failed(title, kind, err), nil
-	}
-	s, err := scope(env)
-	if err != nil {
-		return failed(title, kind, err), nil
-	}
-	t, err := s.Manager.Get(id)
+	t, _, err := target(env, a)
 	if err != nil {
 		return failed(title, kind, err), nil
 	}

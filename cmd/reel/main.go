@@ -16,7 +16,9 @@ import (
 	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/agent/lsp/lsptest"
 	"github.com/reel-agent/reel/agent/mcp/mcptest"
-	"github.com/reel-agent/reel/agent/sandbox"
+	// sandbox-exec runs from this package's init, before most of reel's
+	// packages are initialized (see its documentation).
+	_ "github.com/reel-agent/reel/agent/sandbox/dispatch"
 	"github.com/reel-agent/reel/harness"
 	"github.com/reel-agent/reel/harness/equiv"
 	"github.com/reel-agent/reel/internal/termtext"
@@ -38,13 +40,8 @@ commands:
 `
 
 func main() {
-	// sandbox-exec confines this process and supervises the command; it
-	// must not start anything first.
-	if len(os.Args) > 1 && os.Args[1] == "sandbox-exec" {
-		err := sandbox.Exec(os.Args[2:])
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(sandbox.ExitCode(err))
-	}
+	// sandbox-exec never gets here: package sandbox/dispatch's init ran it
+	// (confining this process before it starts anything) and exited.
 	// mcp-standin over stdio owns stdout: nothing else may write to it.
 	if len(os.Args) > 1 && os.Args[1] == "mcp-standin" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -29,6 +29,13 @@
 //     pid, ppid, durationMs, elapsedMs, latencyMs, wall_ms, duration_ms,
 //     elapsed_ms, plus Options.ZeroKeys) become 0, including every number
 //     of an array under such a key (the "dt" arrays of packed chunk rows).
+//   - A session/list answer of a paged listing (one with a nextCursor and
+//     the answers after it up to one without) lists its sessions as
+//     {{listed:1}}, {{listed:2}}, … in listing order — which sessions a
+//     page holds depends on the random ids — marking a repeat
+//     ({{listed:K again}}) or an id out of order ({{listed:N out of
+//     order}}), and its cursor, decoded as reel encodes it, as
+//     {{cursor:after listed:K}} (listing.go).
 //   - Everything else — seqs included — is kept.
 //
 // A line that is not JSON (a torn tail, a log message) only gets the

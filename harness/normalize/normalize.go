@@ -66,6 +66,12 @@ type Normalizer struct {
 	ids      map[string]string // message id → placeholder
 	known    []pair            // sessions and ids in registration order
 	replacer *strings.Replacer // nil when stale
+
+	// listed are the session ids of the paged session/list listing under
+	// way (listing.go), in listing order; inListing says the last list
+	// answer had a nextCursor.
+	listed    []string
+	inListing bool
 }
 
 type pair struct{ old, new string }
@@ -112,6 +118,7 @@ func (n *Normalizer) Line(line []byte) []byte {
 	if json.Valid(body) {
 		if v, ok := parse(body); ok {
 			n.register(v)
+			n.listing(v)
 			out = n.emit(nil, v, "")
 		}
 	}

@@ -30,12 +30,15 @@ const (
 	fAddDirs     = "additionalDirectories"
 	fConfigID    = "configId"
 	fValue       = "value"
+	fNotices     = "notices"
+	fCompaction  = "compaction"
+	fFollow      = "followCursor"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs, fNotices, fCompaction, fFollow}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -76,6 +79,12 @@ type Step struct {
 	// non-empty string; they are sent as written, never opened by the
 	// harness.
 	AdditionalDirectories []string
+	// Notices and Compaction make OpInitialize advertise the client
+	// capabilities session.notices and session.compaction.
+	Notices, Compaction bool
+	// FollowCursor makes OpListSessions send the nextCursor of the run's
+	// previous session/list answer (which must have one).
+	FollowCursor bool
 }
 
 // FileWait names a file, relative to the run's cwd, whose appearance a step
@@ -147,6 +156,12 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v, present = s.ExpectError, s.ExpectError
 		case fAddDirs:
 			v, present = s.AdditionalDirectories, s.AdditionalDirectories != nil
+		case fNotices:
+			v, present = s.Notices, s.Notices
+		case fCompaction:
+			v, present = s.Compaction, s.Compaction
+		case fFollow:
+			v, present = s.FollowCursor, s.FollowCursor
 		}
 		if !present {
 			continue
@@ -280,6 +295,13 @@ type Input struct {
 	// Models is reel acp's --models: the models a client may pick per
 	// session ("" for reel's default).
 	Models string `json:"models,omitempty"`
+	// ListPageSize is reel acp's --list-page-size: the sessions one
+	// session/list page holds (0: reel's default).
+	ListPageSize int `json:"listPageSize,omitempty"`
+	// ContextWindow is reel acp's --context-window: the model context
+	// window in tokens, automatic compaction starting at 80% of it (0:
+	// reel's per-model default).
+	ContextWindow int `json:"contextWindow,omitempty"`
 	// MCPServers are reel's own: the stand-in MCP servers (reel
 	// mcp-standin) the run's session/new and session/load pass, in order.
 	MCPServers []MCPServer `json:"mcpServers,omitempty"`
@@ -313,7 +335,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "listPageSize", "contextWindow", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -368,6 +390,10 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.CodeMode, err = m.Value.Bool()
 		case "models":
 			in.Models, err = m.Value.NonEmpty()
+		case "listPageSize":
+			in.ListPageSize, err = m.Value.Int(1)
+		case "contextWindow":
+			in.ContextWindow, err = m.Value.Int(1)
 		case "recordedWith":
 			in.RecordedWith, err = recordedWith(m.Value)
 		case "mcpServers":
@@ -557,6 +583,12 @@ func step(v strictjson.Value) (Step, error) {
 			s.ExpectError, err = m.Value.Bool()
 		case fAddDirs:
 			s.AdditionalDirectories, err = dirList(m.Value)
+		case fNotices:
+			s.Notices, err = m.Value.Bool()
+		case fCompaction:
+			s.Compaction, err = m.Value.Bool()
+		case fFollow:
+			s.FollowCursor, err = m.Value.Bool()
 		}
 		if err != nil {
 			return s, err

@@ -58,8 +58,13 @@ const (
 	OpSetMode Op = "setMode"
 	// OpCancel sends the "session/cancel" notification.
 	OpCancel Op = "cancel"
-	// OpListSessions sends "session/list" for the run's cwd.
+	// OpListSessions sends "session/list" for the run's cwd; with
+	// FollowCursor, the nextCursor of the previous list answer.
 	OpListSessions Op = "listSessions"
+	// OpDeleteSession restarts the agent as a fresh process (reel deletes
+	// no session open in its process) and sends "session/delete" for
+	// session Session; from then on the session's log must be gone.
+	OpDeleteSession Op = "deleteSession"
 	// OpPromptQueued sends a prompt without waiting for its answer: one
 	// sent while a turn runs is queued behind it.
 	OpPromptQueued Op = "promptQueued"
@@ -70,6 +75,9 @@ const (
 	// OpSetConfigOption sends "session/set_config_option" with ConfigID
 	// and Value.
 	OpSetConfigOption Op = "setConfigOption"
+	// OpResumeSession restarts the agent as a fresh process and sends
+	// "session/resume" for session Session (no history is streamed back).
+	OpResumeSession Op = "resumeSession"
 )
 
 // Driver is what runs a scenario's steps: one method per run function of
@@ -113,6 +121,10 @@ type Driver interface {
 	Steer(ctx context.Context, st Step) error
 	// SetConfigOption runs OpSetConfigOption.
 	SetConfigOption(ctx context.Context, st Step) error
+	// ResumeSession runs OpResumeSession.
+	ResumeSession(ctx context.Context, st Step) error
+	// DeleteSession runs OpDeleteSession.
+	DeleteSession(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -140,8 +152,8 @@ type opSpec struct {
 // ParseInput dispatches on it, Step.Run runs it, Ops lists it, and
 // docs/scenarios.md's table of ops is generated from it (TestDocOpTable).
 var vocabulary = []opSpec{
-	{op: OpInitialize, run: Driver.Initialize,
-		doc: "sends `initialize`"},
+	{op: OpInitialize, optional: []string{fNotices, fCompaction}, run: Driver.Initialize,
+		doc: "sends `initialize`; `notices: true` / `compaction: true` advertise the client capabilities `session.notices` / `session.compaction`"},
 	{op: OpNewSession, optional: []string{fExpectError, fAddDirs}, run: Driver.NewSession, twin: "newSessionExpectError",
 		doc: "sends `session/new`; sessions are indexed 0, 1, … in creation order; with `expectError: true` (the corpus's `newSessionExpectError`) the response must be a JSON-RPC error and no session is created, and `additionalDirectories` (strings) are sent as ACP's member of that name"},
 	{op: OpPrompt, required: []string{fText}, optional: []string{fSession, fExpectError}, prompt: true, run: Driver.Prompt, twin: "promptExpectError",
@@ -168,14 +180,18 @@ var vocabulary = []opSpec{
 		doc: "sends `session/set_mode` with the mode id, e.g. `read-only`"},
 	{op: OpCancel, optional: []string{fSession}, run: Driver.Cancel,
 		doc: "sends the `session/cancel` notification"},
-	{op: OpListSessions, run: Driver.ListSessions,
-		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity)"},
+	{op: OpListSessions, optional: []string{fFollow}, run: Driver.ListSessions,
+		doc: "sends `session/list` for the run's cwd (the sessions with their titles and last activity); with `followCursor: true` it sends the `nextCursor` of the previous list answer (which must have one) and the page continues that listing. When a listing ends (an answer without `nextCursor`) the harness checks it: pages in session-id order, none larger than `listPageSize`, each cursor naming its page's last session, no session twice, and together exactly the script's sessions not deleted. The transcript shows a paged listing's sessions as `{{listed:N}}` (N-th of the listing) and a cursor as `{{cursor:after listed:N}}` (the decoded session it continues after)"},
+	{op: OpDeleteSession, optional: []string{fSession}, run: Driver.DeleteSession,
+		doc: "restarts the agent as a fresh process (reel refuses to delete a session open in its process) and sends `initialize` and `session/delete` for the session (the answer is compared); the session's log, as it was just before, is the fixture's `session.N.jsonl`, and the log file must be gone from the state dir after the answer and at the end of the run"},
 	{op: OpPromptQueued, required: []string{fText}, optional: []string{fSession, fPath}, prompt: true, run: Driver.PromptQueued,
 		doc: "sends `session/prompt` with `text` and goes on without waiting for its answer (the frame is written before the next step), then creates `path`, when given, in the run's cwd: sent while a turn runs, it is queued; `waitForTurnEnd` waits for its answer"},
 	{op: OpSteer, required: []string{fText, fWaitForFile}, optional: []string{fSession, fPath}, run: Driver.Steer,
 		doc: "waits until `waitForFile.path` exists in the run's cwd, sends `_session/steering` with `text` (the answer must be `injected`), then creates `path`, when given, in the run's cwd (so a command the turn runs can go on)"},
 	{op: OpSetConfigOption, required: []string{fConfigID, fValue}, optional: []string{fSession, fExpectError}, run: Driver.SetConfigOption,
 		doc: "sends `session/set_config_option` with `configId` and `value`; with `expectError: true` the response must be a JSON-RPC error"},
+	{op: OpResumeSession, optional: []string{fSession}, run: Driver.ResumeSession,
+		doc: "restarts the agent as a fresh process and sends `session/resume`: the session reopens without its history streamed back"},
 }
 
 // byName indexes the vocabulary by op name and by twin name.

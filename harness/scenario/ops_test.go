@@ -47,6 +47,12 @@ func (r *recorder) Cancel(_ context.Context, st Step) error      { return r.note
 func (r *recorder) ListSessions(_ context.Context, st Step) error {
 	return r.note("ListSessions", st)
 }
+func (r *recorder) ResumeSession(_ context.Context, st Step) error {
+	return r.note("ResumeSession", st)
+}
+func (r *recorder) DeleteSession(_ context.Context, st Step) error {
+	return r.note("DeleteSession", st)
+}
 
 func (r *recorder) PromptQueued(_ context.Context, st Step) error {
 	return r.note("PromptQueued", st)
@@ -81,6 +87,8 @@ func TestStepRun(t *testing.T) {
 		OpPromptQueued:                 "PromptQueued",
 		OpSteer:                        "Steer",
 		OpSetConfigOption:              "SetConfigOption",
+		OpResumeSession:                "ResumeSession",
+		OpDeleteSession:                "DeleteSession",
 	}
 	if len(Ops()) != len(want) {
 		t.Errorf("Ops() has %d ops, the test knows %d", len(Ops()), len(want))

@@ -188,8 +188,11 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"listSessions"},
 		{"op":"promptQueued","text":"next","path":"go1"},
 		{"op":"steer","text":"also","waitForFile":{"path":"gate-open"},"path":"go"},
-		{"op":"setConfigOption","configId":"mode","value":"read-only","expectError":true}
-	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never","models":"a,b",
+		{"op":"setConfigOption","configId":"mode","value":"read-only","expectError":true},
+		{"op":"resumeSession","session":0},
+		{"op":"listSessions","followCursor":true},
+		{"op":"deleteSession","session":1}
+	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never","models":"a,b","listPageSize":2,
 	"debugFlags":["--debug-job-wait-signal=.job-waiting","--debug-hold-for-children"]}`
 	got, err := ParseInput("input.json", []byte(in))
 	if err != nil {
@@ -235,6 +238,9 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpPromptQueued, Text: "next", Path: "go1"},
 			{Op: OpSteer, Text: "also", WaitForFile: &FileWait{Path: "gate-open"}, Path: "go"},
 			{Op: OpSetConfigOption, ConfigID: "mode", Value: "read-only", ExpectError: true},
+			{Op: OpResumeSession},
+			{Op: OpListSessions, FollowCursor: true},
+			{Op: OpDeleteSession, Session: 1},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",
@@ -242,6 +248,7 @@ func TestParseInputVocabulary(t *testing.T) {
 		Approval:          "never",
 		DebugFlags:        []string{"--debug-job-wait-signal=.job-waiting", "--debug-hold-for-children"},
 		Models:            "a,b",
+		ListPageSize:      2,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", got, want)
