@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reel-agent/reel/agent/tools"
 )
@@ -50,14 +51,40 @@ func TestBackgroundSend(t *testing.T) {
 		{sendTool{}, map[string]any{"sessionId": "pty-1", "text": "echo busy"}, "Error: PTY session pty-1 already has an active send"},
 		{tools.JobOutput{}, map[string]any{"job_id": "pty-send-1", "wait": true}, "BG_DONE\nreel> \n[status: completed, wait: stdin_read]"},
 		{sendTool{}, map[string]any{"sessionId": "pty-1", "text": "sleep 1000", "run_in_background": true}, "started background job pty-send-2"},
+		// The kill is to find the sleep started (a SIGINT while the shell
+		// still reads the line aborts the line instead).
+		{nil, map[string]any{"shell": false}, ""},
 		{tools.JobKill{}, map[string]any{"job_id": "pty-send-2"}, "pty-send-2"},
 		{tools.JobOutput{}, map[string]any{"job_id": "pty-send-2", "wait": true}, "[status: killed, interrupted]"},
+		// The shell back in the foreground: the interrupt reached the sleep.
+		{nil, map[string]any{"shell": true}, ""},
 		{sendTool{}, map[string]any{"sessionId": "pty-1", "text": "echo back"}, "back\nreel> \n[wait: stdin_read]"},
 	}
 	for i, st := range steps {
+		if st.tool == nil {
+			awaitForeground(t, m, st.args["shell"] == true)
+			continue
+		}
 		res := call(st.tool, st.args)
 		if !strings.Contains(res.Text, st.want) {
 			t.Fatalf("step %d %s: %q, want it to hold %q", i, st.tool.Name(), res.Text, st.want)
 		}
+	}
+}
+
+// awaitForeground waits until pty-1's foreground is the shell (shell) or a
+// command (!shell).
+func awaitForeground(t *testing.T, m *Manager, shell bool) {
+	t.Helper()
+	term, err := m.Get("pty-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for fg := term.foreground(); fg <= 0 || (fg == term.shellSession()) != shell; fg = term.foreground() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal's foreground never became the shell's (%v): it is %d", shell, fg)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -350,7 +350,7 @@ func (t *Terminal) await(ctx context.Context, began time.Time, startup bool) (Se
 	for {
 		select {
 		case <-ctx.Done():
-			_, _ = t.Signal(syscall.SIGINT)
+			t.interrupt()
 			return SendResult{}, ctx.Err()
 		case <-tick.C:
 		case <-t.exited:
@@ -479,6 +479,62 @@ func (t *Terminal) foreground() int {
 		return 0
 	}
 	return pg
+}
+
+// interruptGrace bounds how long an interrupt watches for a command that
+// took the foreground after its first SIGINT.
+const interruptGrace = time.Second
+
+// interrupt sends SIGINT to the foreground process group, and again to a
+// command that takes the foreground afterwards, for up to interruptGrace:
+// a SIGINT that lands while the shell still reads the line, or in the
+// moment between its fork and the command's exec, is the shell's and the
+// command would run on. A group is signalled again only when it is a new
+// one or its leader exec'd since, so a program that catches SIGINT and
+// stays (a REPL) gets it once. It returns once a signalled command gave
+// the foreground back to the shell, or the terminal exited.
+func (t *Terminal) interrupt() {
+	type target struct {
+		pg  int
+		exe string
+	}
+	leader := func(pg int) target {
+		exe, _ := os.Readlink("/proc/" + strconv.Itoa(pg) + "/exe")
+		return target{pg, exe}
+	}
+	var last target
+	if pg, err := t.Signal(syscall.SIGINT); err == nil {
+		last = leader(pg)
+	}
+	deadline := time.NewTimer(interruptGrace)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-t.exited:
+			return
+		case <-deadline.C:
+			return
+		case <-tick.C:
+		}
+		fg := t.foreground()
+		shell := t.shellSession()
+		if fg <= 0 {
+			continue
+		}
+		if fg == shell {
+			if last.pg != 0 && last.pg != shell {
+				return // the command ended; the shell has the terminal
+			}
+			continue
+		}
+		if cur := leader(fg); cur != last {
+			if err := syscall.Kill(-fg, syscall.SIGINT); err == nil {
+				last = cur
+			}
+		}
+	}
 }
 
 // ErrShellKill reports a SIGKILL aimed at the shell itself.
