@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reel-agent/reel/agent/llm/standin"
 	"github.com/reel-agent/reel/sessionlog"
@@ -149,4 +150,29 @@ func hasEndSeed(events []sessionlog.Event) bool {
 		}
 	}
 	return false
+}
+
+// TestForkSessionBusy: a session running a prompt is not forked (its
+// history is still being written): invalid params saying it is busy.
+func TestForkSessionBusy(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	rwFiles(t, ws, map[string]string{"a.txt": "a"})
+	url, model := standinURL(t, &standin.Script{Responses: []standin.Response{{Text: "answer-one"}, {Hang: true}}})
+	p := forkStart(t, dir, url)
+	sid := p.newSession(ws)
+	p.prompt(sid, "first-prompt")
+	running := p.request("session/prompt", promptParams(sid, "second-prompt"))
+	for len(model.Requests()) < 2 { // the prompt's request hangs at the model
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, _ := p.await(p.request("session/fork", map[string]any{"sessionId": sid, "cwd": ws, "mcpServers": []any{}}))
+	if resp.Error == nil || !strings.Contains(resp.raw, "-32602") || !strings.Contains(resp.raw, "busy") {
+		t.Errorf("session/fork of a busy session answered %s, want invalid params saying it is busy", resp.raw)
+	}
+	p.notify("session/cancel", map[string]any{"sessionId": sid})
+	p.await(running)
+	if code := p.finish(); code != 0 {
+		t.Fatalf("reel exited %d; stderr:\n%s", code, p.stderr.String())
+	}
 }
