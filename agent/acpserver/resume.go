@@ -13,6 +13,7 @@ func (srv *Server) sessionCapabilities() acp.SessionCapabilities {
 		List:   &acp.SessionListCapabilities{},
 		Close:  &acp.SessionCloseCapabilities{},
 		Resume: &acp.SessionResumeCapabilities{},
+		Fork:   &acp.SessionForkCapabilities{},
 	}
 }
 

@@ -60,10 +60,7 @@ func fork(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if end < 0 {
 		return errors.New("reel log fork: no turn ended at or before seq " + fmt.Sprint(*at))
 	}
-	seed := append([]sessionlog.Event(nil), d.Events[:end+1]...)
-	last := seed[len(seed)-1]
-	seed = append(seed, sessionlog.Event{Type: sessionlog.TypeEndSeed, Seq: len(seed), Time: last.Time,
-		Data: sessionlog.EndSeedData{}.AppendJSON(nil)})
+	seed := sessionlog.ForkSeed(d.Events, end)
 	h := sessionlog.NewHeader(*id, time.Now().UnixMilli(), d.Header.Cwd)
 	out := filepath.Join(filepath.Dir(in), *id+".jsonl")
 	if err := checkOut(out); err != nil {
