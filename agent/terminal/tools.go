@@ -126,11 +126,16 @@ func (openTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Locat
 	if err != nil {
 		return OpenName, tools.KindExecute, nil
 	}
+	return openTool{}.title(a), tools.KindExecute, nil
+}
+
+// title names the call from its decoded arguments (Describe and Run share it).
+func (openTool) title(a args) string {
 	label := a.str("name")
 	if label == "" {
 		label = a.str("type")
 	}
-	return "Open terminal " + label, tools.KindExecute, nil
+	return "Open terminal " + label
 }
 
 func (o openTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
@@ -138,7 +143,7 @@ func (o openTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if err != nil {
 		return tools.Result{}, err
 	}
-	title, kind, _ := o.Describe(raw)
+	title, kind := o.title(a), tools.KindExecute
 	if a.str("type") == "" {
 		return failed(title, kind, errors.New("type must be a non-empty string")), nil
 	}
@@ -168,10 +173,18 @@ func (sendTool) Schema() tools.Schema {
 
 func (sendTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Location) {
 	a, err := decodeArgs(SendName, raw, sendSpecs())
-	if err != nil || a.str("text") == "" {
+	if err != nil {
 		return "(send input)", tools.KindExecute, nil
 	}
-	return a.str("text"), tools.KindExecute, nil
+	return sendTool{}.title(a), tools.KindExecute, nil
+}
+
+// title names the call from its decoded arguments (Describe and Run share it).
+func (sendTool) title(a args) string {
+	if t := a.str("text"); t != "" {
+		return t
+	}
+	return "(send input)"
 }
 
 // sendMeta is the structured detail of a foreground send, logged as the
@@ -206,7 +219,7 @@ func (o sendTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) 
 	if err != nil {
 		return tools.Result{}, err
 	}
-	title, kind, _ := o.Describe(raw)
+	title, kind := o.title(a), tools.KindExecute
 	t, id, err := target(env, a)
 	if err != nil {
 		return failed(title, kind, err), nil
@@ -248,15 +261,15 @@ func (readTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Locat
 	if err != nil {
 		return ReadName, tools.KindRead, nil
 	}
-	return "Read terminal " + a.str("sessionId"), tools.KindRead, nil
+	return idTitle("Read", a), tools.KindRead, nil
 }
 
-func (o readTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
+func (readTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
 	a, err := decodeArgs(ReadName, raw, readSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
-	title, kind, _ := o.Describe(raw)
+	title, kind := idTitle("Read", a), tools.KindRead
 	id, err := sessionArg(a)
 	if err != nil {
 		return failed(title, kind, err), nil
@@ -297,10 +310,10 @@ func (signalTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Loc
 	if err != nil {
 		return SignalName, tools.KindExecute, nil
 	}
-	return "Signal terminal " + a.str("sessionId"), tools.KindExecute, nil
+	return idTitle("Signal", a), tools.KindExecute, nil
 }
 
-func (o signalTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
+func (signalTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
 	a, err := decodeArgs(SignalName, raw, signalSpecs())
 	if err != nil {
 		return tools.Result{}, err
@@ -309,7 +322,7 @@ func (o signalTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) 
 	if !ok {
 		return tools.Result{}, &tools.ArgError{Tool: SignalName, Arg: "signal", Msg: "must be one of SIGINT, SIGTERM, SIGKILL, SIGTSTP, SIGHUP"}
 	}
-	title, kind, _ := o.Describe(raw)
+	title, kind := idTitle("Signal", a), tools.KindExecute
 	t, _, err := target(env, a)
 	if err != nil {
 		return failed(title, kind, err), nil
@@ -336,15 +349,15 @@ func (closeTool) Describe(raw json.RawMessage) (string, tools.Kind, []tools.Loca
 	if err != nil {
 		return CloseName, tools.KindExecute, nil
 	}
-	return "Close terminal " + a.str("sessionId"), tools.KindExecute, nil
+	return idTitle("Close", a), tools.KindExecute, nil
 }
 
-func (o closeTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
+func (closeTool) Run(_ context.Context, env *tools.Env, raw json.RawMessage) (tools.Result, error) {
 	a, err := decodeArgs(CloseName, raw, idSpecs())
 	if err != nil {
 		return tools.Result{}, err
 	}
-	title, kind, _ := o.Describe(raw)
+	title, kind := idTitle("Close", a), tools.KindExecute
 	id, err := sessionArg(a)
 	if err != nil {
 		return failed(title, kind, err), nil
@@ -475,3 +488,6 @@ func sendInBackground(ctx context.Context, env *tools.Env, t *Terminal, text str
 	}()
 	return id, nil
 }
+
+// idTitle names a call on one terminal: verb and the sessionId argument.
+func idTitle(verb string, a args) string { return verb + " terminal " + a.str("sessionId") }
