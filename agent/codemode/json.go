@@ -6,9 +6,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/dop251/goja"
+	"github.com/reel-agent/reel/sessionlog"
 )
 
 // maxDepth bounds the nesting of a value a program passes out (tool
@@ -145,39 +145,10 @@ func typeName(v goja.Value) string {
 	return fmt.Sprintf("%T", v.Export())
 }
 
-// quote writes s as JSON.stringify quotes a string: `"` and `\` escaped,
-// \b \f \n \r \t by name, other control characters as \u00XX, everything
-// else as it is (invalid UTF-8 as U+FFFD).
+// quote writes s as JSON.stringify quotes a string (sessionlog.AppendString,
+// the recording system's string encoder).
 func quote(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range strings.ToValidUTF8(s, string(utf8.RuneError)) {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[r>>4])
-				b.WriteByte(hex[r&0xf])
-				continue
-			}
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
+	b.Write(sessionlog.AppendString(b.AvailableBuffer(), s))
 }
 
 // indentUnit is one level of the rendered result's indentation; past
