@@ -2,26 +2,14 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/reel-agent/reel/agent/checkpoint"
 	"github.com/reel-agent/reel/agent/sandbox"
 	"github.com/reel-agent/reel/sessionlog"
-)
-
-// The checkpoint slash commands (offered when Config.CheckpointDir is set).
-const (
-	undoCommand        = "/undo"
-	rewindCommand      = "/rewind"
-	checkpointsCommand = "/checkpoints"
 )
 
 // checkpointCommands lists the checkpoint slash commands (none when
@@ -37,58 +25,15 @@ func (e *Engine) checkpointCommands() []Command {
 	}
 }
 
-// RewindRequest is a rewind: to before Turn (0: the last turn, /undo),
-// listing only (DryRun), or overwriting the files the user changed since
-// (Force).
-type RewindRequest struct {
-	Turn          int
-	DryRun, Force bool
-	// List lists the checkpoints instead (/checkpoints).
-	List bool
-}
-
-// parseCheckpointCommand reads a checkpoint slash command; ok is false
-// for any other prompt.
-func parseCheckpointCommand(prompt []Content) (req RewindRequest, ok bool, err error) {
+// parseCheckpointCommand reads a checkpoint slash command from a prompt of
+// one text block (checkpoint.ParseCommand); ok is false for any other
+// prompt.
+func parseCheckpointCommand(prompt []Content) (req checkpoint.Request, ok bool, err error) {
 	if len(prompt) != 1 || prompt[0].Text == "" {
 		return req, false, nil
 	}
-	f := strings.Fields(prompt[0].Text)
-	if len(f) == 0 {
-		return req, false, nil
-	}
-	switch f[0] {
-	case checkpointsCommand:
-		return RewindRequest{List: true}, true, nil
-	case undoCommand:
-		f = f[1:]
-	case rewindCommand:
-		if len(f) < 2 {
-			return req, true, errors.New("usage: /rewind N [dry-run] [force] (N is a turn number from /checkpoints)")
-		}
-		n, perr := strconv.Atoi(f[1])
-		if perr != nil || n < 1 {
-			return req, true, fmt.Errorf("usage: /rewind N [dry-run] [force]: %q is not a turn number", f[1])
-		}
-		req.Turn, f = n, f[2:]
-	default:
-		return req, false, nil
-	}
-	for _, w := range f {
-		switch w {
-		case "force":
-			req.Force = true
-		case "dry-run":
-			req.DryRun = true
-		default:
-			return req, true, fmt.Errorf("unknown word %q (use dry-run or force)", w)
-		}
-	}
-	return req, true, nil
+	return checkpoint.ParseCommand(prompt[0].Text)
 }
-
-// safeName matches a session id usable as a file name as it is.
-var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // checkpointStore is the session's checkpoint store; nil when checkpoints
 // are off, and for a child session (its parent's tool call captured the
@@ -98,12 +43,7 @@ func (s *Session) checkpointStore() *checkpoint.Store {
 	if dir == "" || s.child {
 		return nil
 	}
-	name := s.id
-	if !safeName.MatchString(name) {
-		sum := sha256.Sum256([]byte(name))
-		name = hex.EncodeToString(sum[:16])
-	}
-	st := checkpoint.Open(filepath.Join(dir, name+".git"), s.cwd, checkpoint.DefaultLimits)
+	st := checkpoint.Open(filepath.Join(dir, checkpoint.StoreName(s.id)), s.cwd, checkpoint.DefaultLimits)
 	st.HoldAfter(s.eng.cfg.RestoreHold)
 	return st
 }
@@ -203,14 +143,14 @@ func (r *run) captureAfter(ctx context.Context) {
 
 // checkpointCommand runs /undo, /rewind or /checkpoints in the turn the
 // prompt opened and reports the outcome as agent text.
-func (r *run) checkpointCommand(ctx context.Context, req RewindRequest, perr error) turnEnd {
+func (r *run) checkpointCommand(ctx context.Context, req checkpoint.Request, perr error) turnEnd {
 	var text string
 	var err error
 	switch {
 	case perr != nil:
 		err = perr
 	case req.List:
-		text, err = r.s.listCheckpoints()
+		text = r.s.listCheckpoints()
 	default:
 		text, err = r.s.rewind(ctx, r.turn, req)
 	}
@@ -249,27 +189,13 @@ func (s *Session) turnInfo() (recs []cpRecord, starts map[int]int) {
 }
 
 // listCheckpoints is the text of /checkpoints.
-func (s *Session) listCheckpoints() (string, error) {
+func (s *Session) listCheckpoints() string {
 	recs, _ := s.turnInfo()
-	var b strings.Builder
-	for _, r := range recs {
-		switch r.d.Kind {
-		case sessionlog.CheckpointCapture:
-			fmt.Fprintf(&b, "- turn %d: checkpoint %.12s (%d files, %d bytes)", r.d.Turn, r.d.Tree, r.d.Files, r.d.Bytes)
-			if len(r.d.Left) > 0 {
-				fmt.Fprintf(&b, "; left out for their size: %s", strings.Join(r.d.Left, ", "))
-			}
-			b.WriteString("\n")
-		case sessionlog.CheckpointSkipped:
-			fmt.Fprintf(&b, "- turn %d: no checkpoint (%s)\n", r.d.Turn, r.d.Note)
-		case sessionlog.CheckpointRestored:
-			fmt.Fprintf(&b, "- rewound to before turn %d (%d files restored)\n", r.d.Turn, len(r.d.Paths))
-		}
+	ds := make([]sessionlog.CheckpointData, len(recs))
+	for i, r := range recs {
+		ds[i] = r.d
 	}
-	if b.Len() == 0 {
-		return "No checkpoints yet: none of this session's turns could change files.", nil
-	}
-	return "Checkpoints (/rewind N restores the files as they were before turn N):\n" + b.String(), nil
+	return checkpoint.Listing(ds)
 }
 
 // undoTarget is the turn /undo takes back: the turn of the newest event
@@ -295,7 +221,7 @@ func (s *Session) undoTarget(starts map[int]int) int {
 // req.Turn and takes that turn and the later ones off the surface (one
 // appended user/message replacing them, never a truncation). cur is the
 // turn running the command.
-func (s *Session) rewind(ctx context.Context, cur int, req RewindRequest) (string, error) {
+func (s *Session) rewind(ctx context.Context, cur int, req checkpoint.Request) (string, error) {
 	recs, starts := s.turnInfo()
 	n := req.Turn
 	if n == 0 {
