@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"sync"
 
 	"github.com/reel-agent/reel/sessionlog"
 )
@@ -18,7 +19,7 @@ func (e *Engine) CanDelete() bool {
 
 // attachmentRef finds the attachment ids an event's data refers to (an
 // image part's reference, wherever the part sits).
-var attachmentRef = regexp.MustCompile(`"attachmentId":"(sha256:[0-9a-f]{64})"`)
+var attachmentRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"attachmentId":"(sha256:[0-9a-f]{64})"`) })
 
 // DeleteSession removes stored session id: its log, the logs of the
 // subagent sessions it started (and theirs), and the attachments only
@@ -127,7 +128,7 @@ func (e *Engine) refsOf(ctx context.Context, id string, refs map[string]bool) er
 		return fmt.Errorf("read session %s: %w", id, err)
 	}
 	for _, ev := range l.Log.Events() {
-		for _, m := range attachmentRef.FindAllSubmatch(ev.Data, -1) {
+		for _, m := range attachmentRef().FindAllSubmatch(ev.Data, -1) {
 			refs[string(m[1])] = true
 		}
 	}

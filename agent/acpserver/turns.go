@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"regexp"
+	"sync"
 
 	acp "github.com/coder/acp-go-sdk"
 
@@ -58,7 +59,7 @@ const maxPriceFile = 1 << 20
 const maxPrice = 100000
 
 // currencyCode is an ISO 4217 code.
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+var currencyCode = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]{3}$`) })
 
 // ParsePrices parses a price file: {"models":{"<model>":{"input":…,
 // "cachedInput":…,"output":…,"currency":"USD"}, …}}. Every field is
@@ -100,7 +101,7 @@ func ParsePrices(data []byte) (Prices, error) {
 				return nil, fmt.Errorf("price file: model %q: %q is %v, want 0 to %d per million tokens", name, field, *v, maxPrice)
 			}
 		}
-		if p.Currency == nil || !currencyCode.MatchString(*p.Currency) {
+		if p.Currency == nil || !currencyCode().MatchString(*p.Currency) {
 			return nil, fmt.Errorf("price file: model %q: \"currency\" must be an ISO 4217 code such as \"USD\"", name)
 		}
 		out[name] = Price{Input: *p.Input, CachedInput: *p.CachedInput, Output: *p.Output, Currency: *p.Currency}
