@@ -411,6 +411,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.CodeMode {
 		args = append(args, "--code-mode")
 	}
+	if d.sc.Input.SessionQuery {
+		args = append(args, "--session-query")
+	}
 	args = append(args, d.sc.Input.DebugFlags...)
 	if m := d.sc.Input.LSPServer; m != "" {
 		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},

@@ -292,6 +292,10 @@ type Input struct {
 	// CodeMode runs reel acp with --code-mode: the model is offered
 	// run_code alone (package agent/codemode).
 	CodeMode bool `json:"codeMode,omitempty"`
+	// SessionQuery is reel acp's --session-query: the model is offered
+	// session_event_read over its own session's log (package
+	// agent/sessionquery).
+	SessionQuery bool `json:"sessionQuery,omitempty"`
 	// Models is reel acp's --models: the models a client may pick per
 	// session ("" for reel's default).
 	Models string `json:"models,omitempty"`
@@ -335,7 +339,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "listPageSize", "contextWindow", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "sessionQuery", "listPageSize", "contextWindow", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -388,6 +392,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Checkpoints, err = m.Value.Bool()
 		case "codeMode":
 			in.CodeMode, err = m.Value.Bool()
+		case "sessionQuery":
+			in.SessionQuery, err = m.Value.Bool()
 		case "models":
 			in.Models, err = m.Value.NonEmpty()
 		case "listPageSize":
