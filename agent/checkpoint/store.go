@@ -26,6 +26,17 @@ type Limits struct {
 	MaxFiles int
 }
 
+// packFiles is the number of files above which a capture packs the blobs
+// it adds: core.bigFileThreshold=1 makes `git add` stream every new blob
+// into one pack (git's bulk check-in) instead of writing one loose object
+// file per blob. A loose object takes a file system block (4 KiB) and an
+// inode however small it is, so a capture of 100,000 small files took
+// 430 MiB on disk in 100,000 files; packed it takes 16 MiB in about a
+// hundred. Below it the loose objects (at most 4 MiB) are cheaper to write
+// than a pack and its index every turn (at most 16 MiB). The store never diffs contents,
+// the one other thing the setting changes.
+const packFiles = 4096
+
 // DefaultLimits are the limits reel uses.
 var DefaultLimits = Limits{MaxFile: 16 << 20, MaxTotal: 512 << 20, MaxFiles: 200000}
 
@@ -66,19 +77,10 @@ type Snapshot struct {
 
 // git runs git on the store with the workspace as work tree, isolated
 // from the user's and the system's configuration and hooks.
-//
-// core.bigFileThreshold=1 makes `git add` stream every new blob into one
-// pack per capture (git's bulk check-in) instead of one loose object
-// file per blob: a loose object takes a file system block (4 KiB) and an
-// inode however small it is, so a capture of 100,000 small files took
-// 400 MiB on disk in 100,000 files; packed it takes a few MiB in a few
-// files. The store never diffs contents, the one thing the setting also
-// changes (such blobs are treated as binary and not delta-compressed).
 func (s *Store) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	base := []string{"--git-dir=" + s.dir, "--work-tree=" + s.root,
 		"-c", "core.autocrlf=false", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-		"-c", "core.quotepath=off", "-c", "core.symlinks=true", "-c", "gc.auto=0", "-c", "core.untrackedCache=true",
-		"-c", "core.bigFileThreshold=1"}
+		"-c", "core.quotepath=off", "-c", "core.symlinks=true", "-c", "gc.auto=0", "-c", "core.untrackedCache=true"}
 	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
 	cmd.Dir = s.root
 	cmd.Env = append(gitEnv(), "GIT_INDEX_FILE="+filepath.Join(s.dir, "index"), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
@@ -89,7 +91,11 @@ func (s *Store) git(ctx context.Context, stdin []byte, args ...string) ([]byte, 
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("checkpoint store %s: git %s: %w: %s", s.dir, args[0], err, strings.TrimSpace(stderr.String()))
+		name := args[0]
+		if name == "-c" && len(args) > 2 {
+			name = args[2]
+		}
+		return out, fmt.Errorf("checkpoint store %s: git %s: %w: %s", s.dir, name, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }
@@ -168,7 +174,11 @@ func (s *Store) Capture(ctx context.Context) (Snapshot, error) {
 	} else {
 		spec.WriteString(".\x00")
 	}
-	if _, err := s.git(ctx, spec.Bytes(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+	add := []string{"add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"}
+	if snap.Files > packFiles {
+		add = append([]string{"-c", "core.bigFileThreshold=1"}, add...)
+	}
+	if _, err := s.git(ctx, spec.Bytes(), add...); err != nil {
 		return Snapshot{}, err
 	}
 	tree, err := s.git(ctx, nil, "write-tree")
