@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -293,12 +294,14 @@ func (s *Session) rewind(ctx context.Context, cur int, req checkpoint.Request) (
 	}
 	paths := checkpoint.Paths(plan.Changes)
 	taken := len(seqs) - from
+	outside := s.outsideNote(start)
 	if req.DryRun {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Rewinding to before turn %d would restore %d files and take %d messages off the conversation.\n", n, len(paths), taken)
 		for _, p := range paths {
 			fmt.Fprintf(&b, "- %s\n", p)
 		}
+		b.WriteString(outside)
 		return b.String(), nil
 	}
 	wctx := context.WithoutCancel(ctx)
@@ -349,7 +352,78 @@ func (s *Session) rewind(ctx context.Context, cur int, req checkpoint.Request) (
 	for _, p := range done {
 		fmt.Fprintf(&b, "- %s\n", p)
 	}
+	b.WriteString(outside)
 	return b.String(), s.checkpoint(wctx)
+}
+
+// outsideNote is what a rewind of the turns from the log index start on
+// cannot restore, for its report ("" when nothing): checkpoints hold the
+// workspace only, so every file the file tools changed outside it is
+// named, and a command that ran with full access (danger-full-access) is
+// said to have possibly changed files outside it that are not restored.
+func (s *Session) outsideNote(start int) string {
+	s.mu.Lock()
+	events := slices.Clone(s.log.Log().Events())
+	s.mu.Unlock()
+	var named []string
+	mode, fullCmd := "", false
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case sessionlog.TypeSandboxMode:
+			if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil {
+				mode = d.Mode
+			}
+		case sessionlog.TypeToolCall:
+			if i < start {
+				continue
+			}
+			d, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
+			if err != nil {
+				continue
+			}
+			switch d.Name {
+			case "write", "edit":
+				if p := outsidePath(s.cwd, d.Arguments); p != "" && !slices.Contains(named, p) {
+					named = append(named, p)
+				}
+			case "read", "read_image", "glob", "grep", "lsp", "web_fetch", "todo_write", "job_output", "job_list", "list_agents", "ask_user_question":
+				// reads only
+			default: // bash, subagents, MCP tools, code: may change anything they can reach
+				if mode == string(sandbox.DangerFullAccess) {
+					fullCmd = true
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range named {
+		fmt.Fprintf(&b, "Not restored (outside the workspace): %s\n", p)
+	}
+	if fullCmd {
+		b.WriteString("Tools in these turns ran with full access (danger-full-access) and may have changed files outside the workspace: those are not restored (checkpoints hold the workspace only).\n")
+	}
+	return b.String()
+}
+
+// outsidePath is the file a write or edit call's arguments name when it
+// lies outside the workspace cwd ("" when inside or unreadable).
+func outsidePath(cwd, arguments string) string {
+	var a struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal([]byte(arguments), &a) != nil || a.FilePath == "" {
+		return ""
+	}
+	p := a.FilePath
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	p = filepath.Clean(p)
+	if rel, err := filepath.Rel(cwd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	return p
 }
 
 // userChanges lists the files of plan the user changed since the
