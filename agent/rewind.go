@@ -10,6 +10,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/checkpoint"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -366,6 +367,7 @@ func (s *Session) outsideNote(start int) string {
 	events := slices.Clone(s.log.Log().Events())
 	s.mu.Unlock()
 	var named []string
+	var set *tools.Set
 	mode, fullCmd := "", false
 	for i := range events {
 		e := &events[i]
@@ -382,14 +384,24 @@ func (s *Session) outsideNote(start int) string {
 			if err != nil {
 				continue
 			}
-			switch d.Name {
-			case "write", "edit":
-				if p := outsidePath(s.cwd, d.Arguments); p != "" && !slices.Contains(named, p) {
-					named = append(named, p)
+			// The call as the tool set describes it (the one parse of its
+			// arguments, paths resolved against the session's cwd): a file
+			// tool's edit names its file; reads change nothing; any other
+			// tool (bash, subagents, MCP, code) may change what it can
+			// reach.
+			if set == nil {
+				set = s.toolsFor(s.Mode())
+			}
+			_, kind, locs := set.DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, json.RawMessage(d.Arguments))
+			switch kind {
+			case tools.KindEdit:
+				for _, l := range locs {
+					if p := outside(s.cwd, l.Path); p != "" && !slices.Contains(named, p) {
+						named = append(named, p)
+					}
 				}
-			case "read", "read_image", "glob", "grep", "lsp", "web_fetch", "todo_write", "job_output", "job_list", "list_agents", "ask_user_question":
-				// reads only
-			default: // bash, subagents, MCP tools, code: may change anything they can reach
+			case tools.KindRead, tools.KindSearch, tools.KindFetch, tools.KindThink:
+			default:
 				if mode == string(sandbox.DangerFullAccess) {
 					fullCmd = true
 				}
@@ -407,19 +419,9 @@ func (s *Session) outsideNote(start int) string {
 }
 
 // outsidePath is the file a write or edit call's arguments name when it
-// lies outside the workspace cwd ("" when inside or unreadable).
-func outsidePath(cwd, arguments string) string {
-	var a struct {
-		FilePath string `json:"file_path"`
-	}
-	if json.Unmarshal([]byte(arguments), &a) != nil || a.FilePath == "" {
-		return ""
-	}
-	p := a.FilePath
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
-	}
-	p = filepath.Clean(p)
+// outside returns path, cleaned, when it lies outside cwd, else "".
+func outside(cwd, path string) string {
+	p := filepath.Clean(path)
 	if rel, err := filepath.Rel(cwd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 		return ""
 	}
