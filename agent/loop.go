@@ -320,6 +320,12 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	// last (nil after any other chunk): the assembler keeps it, shared
 	// with the log, instead of the block's text.
 	var endEnc json.RawMessage
+	// unsynced is the chunk data logged since the last checkpoint. A long
+	// response is made durable every syncChunkBytes as it streams, and
+	// after a large block-end: the store can then hand back what it wrote
+	// as views of the file (sessionlog.DataViews), and the log does not
+	// hold the answer in memory (three times: deltas, block-end, message).
+	unsynced := 0
 	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
 		for _, c := range cs {
 			var data encodedData
@@ -333,12 +339,20 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 			if err != nil {
 				return fmt.Errorf("%s: encode chunk: %w", where, err)
 			}
-			endEnc = blockMember(c, data)
 			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, data, nil, nil)
 			if err != nil {
 				return err
 			}
 			res.chunkSeqs = append(res.chunkSeqs, seq)
+			if unsynced += len(data); unsynced >= syncChunkBytes || (c.Type == llm.ChunkBlockEnd && len(data) >= syncChunkBytes/4) {
+				if err := r.s.checkpoint(ctx); err != nil {
+					return err
+				}
+				unsynced = 0
+				// The assembler keeps the block as the log now holds it.
+				data = encodedData(r.s.eventData([]int{seq})[0])
+			}
+			endEnc = blockMember(c, data)
 			if _, ok := deltaPayload(c); ok {
 				if res.deltaSeqs == nil {
 					res.deltaSeqs = map[int][]int{}
@@ -431,6 +445,10 @@ func (r *run) wholeAssembly(res *callResult) error {
 	res.asm, res.keepsText = asm, true
 	return nil
 }
+
+// syncChunkBytes is how much chunk data a streaming response logs between
+// checkpoints (see callModel).
+const syncChunkBytes = 1 << 20
 
 // blockPayload is the text or arguments of every delta at block index i
 // of the call so far, in order: the logged ones, then the merge the merger

@@ -69,6 +69,24 @@ func (l *Log) LatestHeader() (h RequestHeader, raw json.RawMessage, seq int, ok 
 	return l.latestParsed, l.latestRaw, l.latestHeader, true
 }
 
+// useStored makes event v.Seq read its data from v.Data, the stored bytes
+// of the same data (Session.Checkpoint), so that the log lets its own
+// copy go. A view of another length is ignored. A cached projection of
+// the event is dropped with the copy it shares.
+func (l *Log) useStored(v StoredData) {
+	if v.Seq < 0 || v.Seq >= len(l.events) {
+		return
+	}
+	e := &l.events[v.Seq]
+	if len(e.Data) != len(v.Data) {
+		return
+	}
+	e.Data = v.Data
+	if e.SurfaceOp != nil {
+		l.msgs.valid = false
+	}
+}
+
 // Append validates e against every log rule and appends it. On error the log
 // is unchanged.
 func (l *Log) Append(e Event) error {
