@@ -66,6 +66,9 @@ type StoredData struct {
 type DataViews interface {
 	// TakeViews returns the views made by the Syncs since the last call.
 	TakeViews() []StoredData
+	// ReleaseViews lets the pages of every view that were read go back
+	// to the store (they are read again when next used).
+	ReleaseViews()
 }
 
 // Loaded is a session read from a store, validated and repaired.
@@ -158,6 +161,15 @@ func (s *Session) Checkpoint(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ReleaseViews lets the pages read from the views of stored data go (see
+// DataViews); a reader that walks a long stretch of them calls it as it
+// goes, so the stretch is not held all at once.
+func (s *Session) ReleaseViews() {
+	if dv, ok := s.w.(DataViews); ok {
+		dv.ReleaseViews()
+	}
 }
 
 // Close checkpoints and releases the log.

@@ -465,6 +465,9 @@ var _ sessionlog.DataViews = (*writer)(nil)
 // TakeViews implements sessionlog.DataViews.
 func (w *writer) TakeViews() []sessionlog.StoredData { return w.views.take() }
 
+// ReleaseViews implements sessionlog.DataViews.
+func (w *writer) ReleaseViews() { w.views.release() }
+
 var errClosed = errors.New("sessionlog/jsonl: writer is closed")
 
 // Append buffers events. Their seqs must continue the log contiguously;
