@@ -20,7 +20,14 @@ type Log struct {
 	latestRaw    json.RawMessage
 	msgs         messageCache
 	pairs        pairingCache
+	// stored counts the data bytes the log reads from views of its store
+	// (useStored) instead of holding them.
+	stored int64
 }
+
+// StoredBytes is how many bytes of event data the log reads from views
+// of its store (Session.Checkpoint) instead of holding them itself.
+func (l *Log) StoredBytes() int64 { return l.stored }
 
 // New returns an empty log for header h.
 func New(h Header) *Log {
@@ -82,6 +89,7 @@ func (l *Log) useStored(v StoredData) {
 		return
 	}
 	e.Data = v.Data
+	l.stored += int64(len(v.Data))
 	if e.SurfaceOp != nil {
 		l.msgs.valid = false
 	}
