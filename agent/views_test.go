@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/reel-agent/reel/agent"
@@ -22,14 +23,30 @@ import (
 )
 
 // longAnswer is a local OpenAI-compatible endpoint that streams one text
-// answer of size bytes in 64-byte deltas.
-type longAnswer struct{ size int }
+// answer of size bytes in 64-byte deltas to its first request and "OK" to
+// every later one (a title's, the next turn's); after is the size of the
+// largest body of a request after the first.
+type longAnswer struct {
+	size  int
+	calls atomic.Int32
+	after atomic.Int64
+}
 
-func (a longAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, r.Body)
+func (a *longAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n, _ := io.Copy(io.Discard, r.Body)
 	w.Header().Set("Content-Type", "text/event-stream")
 	bw := bufio.NewWriterSize(w, 64<<10)
 	head := `data: {"id":"c1","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":`
+	if a.calls.Add(1) > 1 {
+		if n > a.after.Load() {
+			a.after.Store(n)
+		}
+		_, _ = bw.WriteString(head + `{"content":"OK"}}]}` + "\n\n")
+		_, _ = bw.WriteString(head + `{},"finish_reason":"stop"}]}` + "\n\n")
+		_, _ = bw.WriteString("data: [DONE]\n\n")
+		_ = bw.Flush()
+		return
+	}
 	// Quotes, backslashes, a control character and multi-byte text: the
 	// block-end and the message escape what the deltas carried.
 	const text = "A \"long\" answer \\ with\ttabs, é and 日本 — and more text…\n"
@@ -54,7 +71,8 @@ func (a longAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // export (the log encoded again) and a validation from scratch.
 func TestStreamedAnswerReadBack(t *testing.T) {
 	const size = 16 << 20
-	srv := httptest.NewServer(longAnswer{size: size})
+	answer := &longAnswer{size: size}
+	srv := httptest.NewServer(answer)
 	defer srv.Close()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
@@ -80,9 +98,16 @@ func TestStreamedAnswerReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := s.Prompt(t.Context(), []agent.Content{{Text: "Tell me a long story."}}, agent.Client{Updates: &discard{}})
-	if err != nil || stop != agent.StopEndTurn {
-		t.Fatalf("Prompt = %q, %v", stop, err)
+	// The second turn's request holds the answer, rebuilt from the log
+	// and checked against it byte for byte (Invariant).
+	for _, text := range []string{"Tell me a long story.", "Thanks."} {
+		stop, err := s.Prompt(t.Context(), []agent.Content{{Text: text}}, agent.Client{Updates: &discard{}})
+		if err != nil || stop != agent.StopEndTurn {
+			t.Fatalf("Prompt(%q) = %q, %v", text, stop, err)
+		}
+	}
+	if answer.after.Load() < size {
+		t.Errorf("the second request does not carry the %d-byte answer", size)
 	}
 	file := func(id string) *jsonl.Decoded {
 		t.Helper()
