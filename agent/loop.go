@@ -858,5 +858,5 @@ func (ip *inPlaceBlock) around(d sessionlog.AssistantMessageData, k int) (encode
 	start := ip.at - i
 	copy(ip.buf[start:], a[:i])
 	out := append(ip.buf[:ip.at+ip.n], a[i+1:]...)
-	return out[start:], true
+	return out[start:len(out):len(out)], true
 }
