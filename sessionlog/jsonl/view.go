@@ -15,10 +15,14 @@ import (
 // memory: a long answer's merged deltas, its block-end and its message.
 const viewBytes = 16 << 10
 
+// mapBytes is the least data a Sync maps: less (a tool result or two) stays
+// in memory, so that a long session does not collect a mapping per Sync.
+const mapBytes = 256 << 10
+
 // views hands out the data of the events the last Sync wrote as views of
-// the file: the mapping of the span the Sync wrote that holds them,
-// checked byte for byte (read back with pread, not through the mapping)
-// against the data the session holds. A span that does not match is not
+// the file (when they come to mapBytes or more): the mapping of the span
+// the Sync wrote that holds them, checked byte for byte (read back with
+// pread, not through the mapping) against the data the session holds. A span that does not match is not
 // handed out; a failure to map hands out nothing. Mappings are never
 // unmapped: a view may be shared by any copy of the event (a fork's seed,
 // a query's answer) for the rest of the process. Their pages are the
@@ -34,7 +38,11 @@ type views struct {
 // add maps the spans a Sync wrote to the file at path (in file order)
 // and keeps a view of each span whose stored bytes match its data.
 func (v *views) add(path string, spans []dataSpan) error {
-	if len(spans) == 0 {
+	total := 0
+	for _, s := range spans {
+		total += len(s.data)
+	}
+	if total < mapBytes {
 		return nil
 	}
 	if v.rf == nil {

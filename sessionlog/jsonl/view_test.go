@@ -12,8 +12,9 @@ import (
 	"github.com/reel-agent/reel/sessionlog/sessionlogtest"
 )
 
-// TestSyncViews: after a checkpoint, the data of every event of 16 KiB or
-// more that a plain log's writer wrote is read from a view of the file,
+// TestSyncViews: after a checkpoint that wrote 256 KiB or more of them,
+// the data of every event of 16 KiB or more that a plain log's writer
+// wrote is read from a view of the file,
 // equal to what was appended (a large delta is a line of its own, not
 // packed); small events and a compressed log's events stay in memory; a
 // reload reads the same events.
@@ -32,7 +33,7 @@ func TestSyncViews(t *testing.T) {
 		b := sessionlogtest.NewBuilder(0)
 		b.TurnStart(1)
 		b.StepStart(1)
-		for _, text := range []string{"a", "b", "c", "d", strings.Repeat("\"big\" 日本\n", 2000), strings.Repeat("x", 20<<10), strings.Repeat("y", 17<<10), "e", "f", "g"} {
+		for _, text := range []string{"a", "b", "c", "d", strings.Repeat("\"big\" 日本\n", 2000), strings.Repeat("x", 20<<10), strings.Repeat("y", 300<<10), "e", "f", "g"} {
 			b.Chunk(0, text)
 		}
 		b.Assistant(strings.Repeat("word ", 8000))
@@ -95,5 +96,38 @@ func TestSyncViews(t *testing.T) {
 			}
 		}
 		_ = st.Close()
+	}
+}
+
+// TestSyncViewsSmallBatch: a Sync that wrote less than 256 KiB of large
+// events (a tool result or two) makes no mapping: the log keeps the data.
+func TestSyncViewsSmallBatch(t *testing.T) {
+	st, err := jsonl.Open(t.TempDir(), jsonl.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := sessionlog.NewHeader("small", 1, "/w")
+	w, err := st.Create(t.Context(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sessionlogtest.NewBuilder(0)
+	b.TurnStart(1)
+	b.StepStart(1)
+	b.Chunk(0, strings.Repeat("x", 200<<10))
+	l := sessionlog.New(h)
+	s := sessionlog.NewSession(l, w)
+	if err := s.Append(t.Context(), b.Take()...); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.StoredBytes(); got != 0 {
+		t.Errorf("a 200 KiB batch: the log reads %d bytes from views, want 0", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
