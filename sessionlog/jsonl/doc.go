@@ -50,8 +50,8 @@
 //
 // # Views of written data
 //
-// After a successful Sync of a plain file, the data of every event of 16 KiB
-// or more that it wrote is handed back (sessionlog.DataViews) as a view of
+// After a successful Sync of a plain file that wrote 256 KiB or more of them,
+// the data of every event of 16 KiB or more that it wrote is handed back (sessionlog.DataViews) as a view of
 // the file: one read-only shared mapping per Sync, each span checked byte for
 // byte against the appended data (read back with pread) before it is handed
 // out. sessionlog.Session.Checkpoint then lets the log read those events'
