@@ -455,7 +455,18 @@ type writer struct {
 	out     []byte
 	err     error // sticky: the first I/O failure; the file's tail is then unknown
 	closed  bool
+	// views holds the data of large events a Sync wrote as views of the
+	// file (plain files only), for the session to take (DataViews).
+	views views
 }
+
+var _ sessionlog.DataViews = (*writer)(nil)
+
+// TakeViews implements sessionlog.DataViews.
+func (w *writer) TakeViews() []sessionlog.StoredData { return w.views.take() }
+
+// ReleaseViews implements sessionlog.DataViews.
+func (w *writer) ReleaseViews() { w.views.release() }
 
 var errClosed = errors.New("sessionlog/jsonl: writer is closed")
 
@@ -513,7 +524,7 @@ func (w *writer) Sync(ctx context.Context) error {
 	// answer is not held encoded whole); a compressed one as one frame.
 	var sp *spiller
 	if !w.zst {
-		sp = &spiller{w: w.f, limit: spillBytes}
+		sp = &spiller{w: w.f, limit: spillBytes, base: w.size}
 	}
 	w.buf = appendRecords(w.buf, w.pending, sp)
 	out := w.buf
@@ -545,6 +556,12 @@ func (w *writer) Sync(ctx context.Context) error {
 	w.dirty = true
 	if err := w.fsync(seqs); err != nil {
 		return err
+	}
+	if sp != nil {
+		if err := w.views.add(w.path, sp.spans); err != nil {
+			// The data stays in memory: nothing is lost but the saving.
+			w.s.log.Warn("sessionlog/jsonl: keeping written data in memory", "session", w.id, "err", err)
+		}
 	}
 	clear(w.pending)
 	w.pending = w.pending[:0]
@@ -603,5 +620,5 @@ func (w *writer) Close() error {
 	}
 	err := w.Sync(context.Background())
 	w.closed = true
-	return errors.Join(err, w.closeFile(), w.lock.Release())
+	return errors.Join(err, w.closeFile(), w.views.close(), w.lock.Release())
 }
