@@ -78,6 +78,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // truncation marker, within the result bound; the scrollback keeps its
 // bound; and reel's peak memory stays far below what it was sent.
 func TestAttackTerminalFloodStaysBounded(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	const flood = 256 << 20
 	dir, ws := termWorkspace(t)
@@ -125,6 +126,7 @@ func TestAttackTerminalFloodStaysBounded(t *testing.T) {
 // delivers SIGTERM to the foreground group, which shrugs it off;
 // terminal_close still ends the whole tree before it answers.
 func TestAttackTerminalIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	tok := fmt.Sprintf("reeltok%dtermign", os.Getpid())
 	dir, ws := termWorkspace(t)
@@ -176,6 +178,7 @@ func TestAttackTerminalIgnoresSIGTERM(t *testing.T) {
 // having started processes every way a process can try to outlive its
 // parent, and reel killed with SIGKILL: nothing survives.
 func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range []string{"workspace-write", "danger-full-access"} {
 		t.Run(mode, func(t *testing.T) {
