@@ -78,7 +78,6 @@ func vmHWM(t *testing.T, pid int) int64 {
 // truncation marker, within the result bound; the scrollback keeps its
 // bound; and reel's peak memory stays far below what it was sent.
 func TestAttackTerminalFloodStaysBounded(t *testing.T) {
-	t.Parallel()
 	needLandlock(t)
 	const flood = 256 << 20
 	dir, ws := termWorkspace(t)
