@@ -765,15 +765,15 @@ func (t *Terminal) readers(n int) map[int]uint64 {
 // inputTaken reports whether the active send's input is known to be
 // taken: the terminal is in canonical mode (a read returns only whole
 // lines, and the send's input is received in one pass), nothing waits in
-// its input queue, and a process that was blocked reading the terminal
-// when the input was written has read since. A program then blocked
-// reading the terminal waits for more input, not for the send's, and
-// need not be given probeAfter.
+// its input queue, reel has read all the output there is, and a process
+// that was blocked reading the terminal when the input was written has
+// read since. A program then blocked reading the terminal waits for more
+// input, not for the send's, and need not be given probeAfter.
 func (t *Terminal) inputTaken() bool {
 	t.mu.Lock()
 	before := t.readsAt
 	t.mu.Unlock()
-	if before == nil || !t.canonical() || t.pendingInput() {
+	if before == nil || !t.canonical() || t.pendingInput() || t.pendingOutput() {
 		return false
 	}
 	for pid, c := range before {
@@ -782,6 +782,21 @@ func (t *Terminal) inputTaken() bool {
 		}
 	}
 	return false
+}
+
+// pendingOutput reports whether output waits on the PTY's master unread
+// by readLoop (TIOCINQ on the master): what the program printed before it
+// blocked is then not in the send's viewport yet.
+func (t *Terminal) pendingOutput() bool {
+	rc, err := t.master.SyscallConn()
+	if err != nil {
+		return true
+	}
+	n := 0
+	cerr := rc.Control(func(fd uintptr) {
+		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	})
+	return cerr != nil || err != nil || n > 0
 }
 
 // canonical reports whether the terminal's line discipline is in canonical
