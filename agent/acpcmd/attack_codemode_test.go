@@ -60,6 +60,7 @@ func dispatches(t *testing.T, events []sessionlog.Event) []codemode.DispatchData
 // session answers its next prompt. reel runs under an address-space limit
 // and a watchdog, so an unbounded run fails the test as a crash or hang.
 func TestAttackCodeModeRunaway(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, code string
 		flags      []string

@@ -144,6 +144,7 @@ func TestAttackBackgroundSubagentFlood(t *testing.T) {
 // report reaches the parent cut to 64 KiB), and nothing is written
 // outside.
 func TestAttackBackgroundChildTurnsOnItsParent(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, state := workspace(t)
 	outside := filepath.Join(dir, "outside")

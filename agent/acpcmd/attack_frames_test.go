@@ -15,6 +15,7 @@ import (
 // the client's request does not wait forever; a frame whose id cannot be
 // read (an object id, no id, not JSON) is still answered with null.
 func TestAttackRefusedFramesKeepTheirID(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {

@@ -474,6 +474,7 @@ func awaitEnvGone(t *testing.T, token, when string) {
 // interrupted call is closed with an error result, and the session goes
 // on (the model sees that result).
 func TestAttackMCPServerDiesWithKilledReel(t *testing.T) {
+	t.Parallel()
 	tok := fmt.Sprintf("reelkeeptok%dmcp", os.Getpid())
 	dir, ws, state := workspace(t)
 	server := standinMCP("t", "stubborn")

@@ -94,6 +94,7 @@ func exitLeavingNone(t *testing.T, p *proc, ws string) {
 // same way, the session's next turn is answered, and no server process
 // survives reel's exit.
 func TestAttackLSPServerMisbehaves(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	cases := []struct {
 		mode string
@@ -107,6 +108,7 @@ func TestAttackLSPServerMisbehaves(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel() // three of the five wait out the timeout twice
 			calls := []standin.ToolCall{lspCall(t, "c1", "goToDefinition", "a.ts", 1, 14), lspCall(t, "c2", "goToDefinition", "a.ts", 2, 13)}
 			res, p, ws, _ := lspAttack(t, c.mode, nil, nil, calls, "--lsp-timeout", "3s")
 			for _, id := range []string{"c1", "c2"} {
@@ -234,6 +236,7 @@ func TestAttackLSPServersDieWithTheSession(t *testing.T) {
 // go to the workspace's private temp dir); under read-only, where they
 // can write nothing, the call fails saying why.
 func TestLSPRealServersUnderTheSandbox(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	cases := []struct {
 		server, file string

@@ -190,6 +190,7 @@ func TestAttackMCPCallsNeedTheUsersYes(t *testing.T) {
 // a call that never returns ends with session/cancel, its result logged;
 // and the server process is gone when reel exits.
 func TestAttackMCPHostileResultsAndHangs(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{

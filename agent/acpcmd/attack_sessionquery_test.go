@@ -54,6 +54,7 @@ func toolResultTexts(t *testing.T, events []sessionlog.Event) map[string]struct 
 // file) and carries no raw control character; the process survives and
 // the session answers.
 func TestAttackSessionEventRead(t *testing.T) {
+	t.Parallel()
 	const secret = "SECRET-OF-SESSION-A-7f3c"
 	dir, ws, state := workspace(t)
 	huge := "HUGE-START\x07\x1b[2J\x00\r" + strings.Repeat("payload \x1b]0;title\x07 ", 20000) + "HUGE-END"

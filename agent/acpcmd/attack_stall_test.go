@@ -230,6 +230,7 @@ func checkAbortedLog(t *testing.T, path string) {
 // cancel or SIGTERM bounds the blocked write by a short grace; with
 // nothing, a short --write-timeout is given.
 func TestAttackStalledStdout(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		flags   []string
@@ -244,6 +245,7 @@ func TestAttackStalledStdout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each waits for its pipe to fill and a grace to pass
 			p, log := startStalledTurn(t, tt.flags...)
 			if tt.cancel {
 				p.send(map[string]any{"method": "session/cancel", "params": map[string]any{"sessionId": "S1"}})

@@ -29,6 +29,7 @@ const cutNoteMarker = "The previous model response was cut off"
 // chunks and its message: a small multiple of the cap), the tool does not
 // run, the user is told, and the model's next request carries the note.
 func TestAttackEndlessModelStream(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		endless  bool

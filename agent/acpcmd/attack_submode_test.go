@@ -92,6 +92,7 @@ var narrowings = []sandbox.Mode{sandbox.ReadOnly, sandbox.WorkspaceWrite}
 // mode's marker — live, and (restart) after reel was restarted and the
 // parent loaded, when the child is loaded from its own log.
 func TestAttackBackgroundChildOutlivesNarrowedMode(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, restart := range []bool{false, true} {
 		for _, mode := range narrowings {

@@ -125,6 +125,7 @@ func TestAttackTerminalFloodStaysBounded(t *testing.T) {
 // delivers SIGTERM to the foreground group, which shrugs it off;
 // terminal_close still ends the whole tree before it answers.
 func TestAttackTerminalIgnoresSIGTERM(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	tok := fmt.Sprintf("reeltok%dtermign", os.Getpid())
 	dir, ws := termWorkspace(t)
@@ -176,6 +177,7 @@ func TestAttackTerminalIgnoresSIGTERM(t *testing.T) {
 // having started processes every way a process can try to outlive its
 // parent, and reel killed with SIGKILL: nothing survives.
 func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range []string{"workspace-write", "danger-full-access"} {
 		t.Run(mode, func(t *testing.T) {

@@ -142,6 +142,7 @@ func TestAttackWriteDanglingChain(t *testing.T) {
 // tool sees the inside directory at the check and writes the outside file.
 // The outside file must be unchanged.
 func TestAttackWriteRenameRace(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	const outside = "outside original\n"

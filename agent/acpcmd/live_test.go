@@ -149,6 +149,7 @@ func TestLoopbackBaseURLNeedsNoKey(t *testing.T) {
 // the provider), each retry is shown to the editor as a thought, and the
 // prompt fails with the provider's message, not "Internal error".
 func TestFailingEndpointRetries(t *testing.T) {
+	t.Parallel()
 	rs := newRecordingServer(t, "", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)

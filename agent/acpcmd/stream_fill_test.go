@@ -19,6 +19,7 @@ import (
 // the log must carry exactly the concatenation of its block's deltas,
 // the assistant/message the same text, and every prompt must end normally.
 func TestLongAnswerBlockEnds(t *testing.T) {
+	t.Parallel()
 	const size = 300 << 10
 	for _, toolArgs := range []bool{false, true} {
 		t.Run("toolArgs="+strconv.FormatBool(toolArgs), func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 // floods its output is shown only a bounded tail, about once a second,
 // never the flood.
 func TestBashOutputStreams(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{

@@ -246,6 +246,7 @@ func TestSubagentCancelledWithItsParent(t *testing.T) {
 // turns overlap), then their results are logged in the model's order; the
 // children's logs are created in call order.
 func TestSubagentsInParallel(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	sub := func(id, desc string) standin.ToolCall {
 		return standin.ToolCall{ID: id, Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": desc, "prompt": "Reply SAME."})}

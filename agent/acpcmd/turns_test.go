@@ -394,6 +394,7 @@ func TestCostAndTurnUsage(t *testing.T) {
 // is stopped at the step bound, and the prompt answers ACP's
 // max_turn_requests (before: a -32603 error "the turn exceeded 100 steps").
 func TestStepLimitStopsWithMaxTurnRequests(t *testing.T) {
+	t.Parallel()
 	var rs []standin.Response
 	for i := range 100 {
 		rs = append(rs, standin.Response{ToolCalls: []standin.ToolCall{{ID: fmt.Sprint("s", i), Name: "glob", Arguments: jsonArgs(t, map[string]any{"pattern": "*.none"})}}})

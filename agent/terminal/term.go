@@ -42,7 +42,8 @@ const (
 	// pollInterval is how often a send looks at the terminal.
 	pollInterval = 25 * time.Millisecond
 	// probeAfter is how long a send lets the input be taken before a
-	// program blocked reading the terminal counts as waiting for input.
+	// program blocked reading the terminal counts as waiting for input,
+	// unless the input is known to be taken sooner (inputTaken).
 	probeAfter = 150 * time.Millisecond
 	// closeGrace is how long a close waits for the supervisor to end the
 	// tree before it kills what is left itself.
@@ -121,11 +122,14 @@ type Terminal struct {
 
 	sendMu sync.Mutex // held by the send in progress
 
-	mu        sync.Mutex
-	san       Sanitizer
-	scroll    *ring
-	view      *ring // the active send's output, nil when none
-	waits     int   // consecutive polls that saw a program wait for input
+	mu     sync.Mutex
+	san    Sanitizer
+	scroll *ring
+	view   *ring // the active send's output, nil when none
+	waits  int   // consecutive polls that saw a program wait for input
+	// readsAt is what the processes blocked reading the terminal had
+	// read (rchar) when the active send wrote its input; nil when none.
+	readsAt   map[int]uint64
 	lastOut   time.Time
 	status    Status
 	readDone  bool
@@ -318,13 +322,18 @@ func (t *Terminal) begin(text string, submit bool) (time.Time, error) {
 	t.view = newRing(ViewportBytes)
 	t.waits = 0
 	t.san.Reset()
-	began := time.Now()
-	t.lastOut = began
 	t.mu.Unlock()
 	input := text
 	if submit {
 		input += "\r"
 	}
+	// Taken before the write: a program that reads after it took input.
+	readsAt := t.readers(len(input))
+	t.mu.Lock()
+	t.readsAt = readsAt
+	began := time.Now()
+	t.lastOut = began
+	t.mu.Unlock()
 	if input != "" {
 		if _, err := t.master.Write([]byte(input)); err != nil {
 			t.endSend()
@@ -386,9 +395,10 @@ func (t *Terminal) settled(began time.Time, startup bool) string {
 		return WaitExit
 	case atPrompt && idle >= pollInterval && t.foreground() == t.shellSession():
 		return WaitStdin
-	case !startup && now.Sub(began) >= probeAfter && idle >= pollInterval && t.waitingForInput():
+	case !startup && idle >= pollInterval && (now.Sub(began) >= probeAfter || t.inputTaken()) && t.waitingForInput():
 		// Twice, a poll apart: a program just woken by the input is
-		// still in its read for a moment.
+		// still in its read for a moment. Before probeAfter only when
+		// the input is known to be taken (inputTaken).
 		t.mu.Lock()
 		t.waits++
 		twice := t.waits >= 2
@@ -717,6 +727,98 @@ func (t *Terminal) blockedOnTTY(pid int) bool {
 		return fdOf(0)
 	}
 	return false
+}
+
+// maxTakenInput bounds the input whose taking inputTaken judges: the line
+// discipline receives it in one pass (its buffer is 4096 bytes).
+const maxTakenInput = 4095
+
+// readers returns what each process blocked reading the terminal (as
+// waitingForInput finds them) has read so far (rchar of /proc/PID/io), for
+// a send of n bytes of input; nil when the input is too long for
+// inputTaken to judge or no reader is found.
+func (t *Terminal) readers(n int) map[int]uint64 {
+	fg := t.foreground()
+	if n == 0 || n > maxTakenInput || fg <= 0 {
+		return nil
+	}
+	var reads map[int]uint64
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); !ok || st.pgrp != fg || st.state != "S" || !t.blockedOnTTY(pid) {
+			continue
+		}
+		if c, ok := readCount(pid); ok {
+			if reads == nil {
+				reads = map[int]uint64{}
+			}
+			reads[pid] = c
+		}
+	}
+	return reads
+}
+
+// inputTaken reports whether the active send's input is known to be
+// taken: the terminal is in canonical mode (a read returns only whole
+// lines, and the send's input is received in one pass), nothing waits in
+// its input queue, reel has read all the output there is, and a process
+// that was blocked reading the terminal when the input was written has
+// read since. A program then blocked reading the terminal waits for more
+// input, not for the send's, and need not be given probeAfter.
+func (t *Terminal) inputTaken() bool {
+	t.mu.Lock()
+	before := t.readsAt
+	t.mu.Unlock()
+	if before == nil || !t.canonical() || t.pendingInput() || t.pendingOutput() {
+		return false
+	}
+	for pid, c := range before {
+		if now, ok := readCount(pid); ok && now > c {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingOutput reports whether output waits on the PTY's master unread
+// by readLoop (TIOCINQ on the master): what the program printed before it
+// blocked is then not in the send's viewport yet.
+func (t *Terminal) pendingOutput() bool {
+	rc, err := t.master.SyscallConn()
+	if err != nil {
+		return true
+	}
+	n := 0
+	cerr := rc.Control(func(fd uintptr) {
+		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+	})
+	return cerr != nil || err != nil || n > 0
+}
+
+// canonical reports whether the terminal's line discipline is in canonical
+// (line) mode.
+func (t *Terminal) canonical() bool {
+	tio, err := unix.IoctlGetTermios(int(t.master.Fd()), unix.TCGETS)
+	return err == nil && tio.Lflag&unix.ICANON != 0
+}
+
+// readCount is the bytes pid has read (rchar of /proc/PID/io).
+func readCount(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return 0, false
+	}
+	v, ok := strings.CutPrefix(string(b), "rchar: ")
+	if !ok {
+		return 0, false
+	}
+	v, _, _ = strings.Cut(v, "\n")
+	n, err := strconv.ParseUint(v, 10, 64)
+	return n, err == nil
 }
 
 // pendingInput reports whether input written to the terminal waits in
