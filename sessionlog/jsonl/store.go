@@ -136,10 +136,14 @@ func (s *Store) locate(id string) (string, error) {
 	return "", fmt.Errorf("session %s: %w (no %s or %s)", id, sessionlog.ErrNotFound, raw, zst)
 }
 
-// Create makes the log of a new session: the header line is written to a
-// temporary file, fsynced, renamed into place and the directory fsynced.
-// An existing session gives an error wrapping fs.ErrExist; a session whose
-// lock is held gives sessionlog.ErrInUse.
+// Create makes the log of a new session. It takes the session's lock and
+// checks that no log of that id exists; the log itself is made at the
+// writer's first Sync (or Close): the header line and the events appended
+// so far are written to a temporary file, fsynced, renamed into place and
+// the directory fsynced — a log appears whole or not at all, with one
+// file fsync and one directory fsync for the header and the session's
+// first events together. An existing session gives an error wrapping
+// fs.ErrExist; a session whose lock is held gives sessionlog.ErrInUse.
 func (s *Store) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Writer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -152,48 +156,70 @@ func (s *Store) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Wri
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.create(h)
-	if err != nil {
+	if err := s.absent(h.ID); err != nil {
 		return nil, errors.Join(err, lock.Release())
 	}
-	w.lock = lock
-	return w, nil
-}
-
-func (s *Store) create(h sessionlog.Header) (*writer, error) {
-	for _, p := range []string{s.rawPath(h.ID), s.zstPath(h.ID)} {
-		ok, err := exists(p)
-		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", h.ID, err)
-		}
-		if ok {
-			return nil, fmt.Errorf("session %s: %w (%s)", h.ID, fs.ErrExist, p)
-		}
-	}
 	path := s.rawPath(h.ID)
-	content := append(append([]byte(nil), h.Raw...), '\n')
+	head := append(append([]byte(nil), h.Raw...), '\n')
 	if s.opts.Compress {
 		path = s.zstPath(h.ID)
-		content = s.enc.EncodeAll(content, nil)
+		head = s.enc.EncodeAll(head, nil)
 	}
-	err := storage.WriteAtomic(path, func(f *os.File) error {
+	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, head: head, lock: lock}, nil
+}
+
+// absent returns nil when no log of session id exists, an error wrapping
+// fs.ErrExist when one does.
+func (s *Store) absent(id string) error {
+	for _, p := range []string{s.rawPath(id), s.zstPath(id)} {
+		ok, err := exists(p)
+		if err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
+		}
+		if ok {
+			return fmt.Errorf("session %s: %w (%s)", id, fs.ErrExist, p)
+		}
+	}
+	return nil
+}
+
+// create makes the log file of a writer from Create: the header and the
+// pending events, written atomically (see Create), then opened for
+// appending. A failure fails the writer for good, and no log exists.
+func (w *writer) create(seqs string) error {
+	if err := w.s.absent(w.id); err != nil {
+		w.err = err
+		return w.err
+	}
+	w.buf = appendRecords(w.buf[:0], w.pending, nil)
+	content := append(w.head, w.buf...)
+	if w.zst {
+		content = w.head
+		if len(w.pending) > 0 {
+			// One frame per Sync: the header's, then this batch's.
+			content = w.s.enc.EncodeAll(w.buf, w.head)
+		}
+	}
+	err := storage.WriteAtomic(w.path, func(f *os.File) error {
 		_, err := f.Write(content)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session %s: create %s: %w", h.ID, path, err)
+		w.err = fmt.Errorf("session %s: create %s with the header and %s: %w", w.id, w.path, seqs, err)
+		return w.err
 	}
-	f, err := s.openFile(path)
+	f, err := w.s.openFile(w.path)
 	if err != nil {
-		// Create fails, so the session must not exist: the file holds only
-		// the header and no writer but this one (it holds the lock) has seen it.
-		err = fmt.Errorf("session %s: open %s for appending: %w", h.ID, path, err)
-		if rerr := os.Remove(path); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("session %s: remove %s: %w", h.ID, path, rerr))
+		// The session must not exist: the file holds only what this writer
+		// (it holds the lock) wrote, and no one has been told of it.
+		w.err = fmt.Errorf("session %s: open %s for appending: %w", w.id, w.path, err)
+		if rerr := os.Remove(w.path); rerr != nil {
+			w.err = errors.Join(w.err, fmt.Errorf("session %s: remove %s: %w", w.id, w.path, rerr))
 		}
-		return nil, err
+		return w.err
 	}
-	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, f: f, size: int64(len(content))}, nil
+	w.f, w.size, w.head = f, int64(len(content)), nil
+	return nil
 }
 
 // read decodes the file of session id.
@@ -444,7 +470,8 @@ type writer struct {
 	id      string
 	path    string
 	zst     bool
-	f       logFile
+	f       logFile // nil until the first Sync of a writer from Create
+	head    []byte  // a writer from Create: the header, not yet in a file
 	lock    *storage.Lock
 	next    int                // seq the next appended event must have
 	pending []sessionlog.Event // appended, not yet written
@@ -498,6 +525,17 @@ func (w *writer) Sync(ctx context.Context) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
+	if w.head != nil {
+		seqs := "no events"
+		if n := len(w.pending); n > 0 {
+			seqs = fmt.Sprintf("seqs %d…%d", w.next-n, w.next-1)
+		}
+		if err := w.create(seqs); err != nil {
+			return err
+		}
+		w.release()
+		return nil
+	}
 	if len(w.pending) == 0 && len(w.prefix) == 0 {
 		if w.dirty {
 			return w.fsync("")
@@ -546,11 +584,16 @@ func (w *writer) Sync(ctx context.Context) error {
 	if err := w.fsync(seqs); err != nil {
 		return err
 	}
+	w.prefix = nil
+	w.release()
+	return nil
+}
+
+// release empties the written batch; a large one (a long streamed answer)
+// does not keep its buffers for the rest of the session.
+func (w *writer) release() {
 	clear(w.pending)
 	w.pending = w.pending[:0]
-	w.prefix = nil
-	// A large batch (a long streamed answer) does not keep its buffers
-	// for the rest of the session.
 	if cap(w.pending) > retainEvents {
 		w.pending = nil
 	}
@@ -560,7 +603,6 @@ func (w *writer) Sync(ctx context.Context) error {
 	if cap(w.out) > retainBytes {
 		w.out = nil
 	}
-	return nil
 }
 
 // retainEvents and retainBytes bound the buffers a writer keeps between
@@ -588,6 +630,9 @@ func (w *writer) fsync(what string) error {
 
 // closeFile closes the log file, naming it in the error.
 func (w *writer) closeFile() error {
+	if w.f == nil {
+		return nil // a writer from Create whose log was never made
+	}
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("session %s: close %s: %w", w.id, w.path, err)
 	}
