@@ -69,11 +69,19 @@ func TestCreateAtFirstSync(t *testing.T) {
 				if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) {
 					t.Fatalf("a failed first Sync left %s (%v)", path, serr)
 				}
-				if err := w.Append(ctx, events[len(events)-1]); err == nil {
+				// Failed for good: with the directory back, the writer still
+				// refuses, and makes no log.
+				must(t, os.MkdirAll(dir, 0o755))
+				more := sessionlogtest.NewBuilder(len(events))
+				more.TurnStart(2)
+				if err := w.Append(ctx, more.Take()...); err == nil {
 					t.Fatal("Append after a failed first Sync succeeded")
 				}
 				if err := w.Close(); err == nil {
 					t.Fatal("Close after a failed first Sync reported no failure")
+				}
+				if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) {
+					t.Fatalf("a writer whose first Sync failed made %s later (%v)", path, serr)
 				}
 			})
 		}
