@@ -36,7 +36,7 @@ type startupRun struct {
 // session/new's one durable create), reel replaying the text-turn fixture
 // (no HTTP), and reel on a loopback stand-in model over HTTP — the last two
 // answer the same prompt with the same reasoning and text.
-func startupContenders(b testing.TB, exe string) []startupContender {
+func startupContenders(b testing.TB, exe, base string) []startupContender {
 	b.Helper()
 	floor := filepath.Join(b.TempDir(), "floor")
 	build := exec.Command("go", "build", "-o", floor, "./testdata/floor")
@@ -47,7 +47,7 @@ func startupContenders(b testing.TB, exe string) []startupContender {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return []startupContender{
+	cs := []startupContender{
 		{name: "floor", argv: func(dir, _ string) []string { return []string{floor, filepath.Join(dir, "state")} }},
 		{name: "replay", prompt: true, argv: func(dir, _ string) []string {
 			return []string{exe, "acp", "--state-dir", filepath.Join(dir, "state"), "--replay", fixture, "--log-level", "error"}
@@ -56,6 +56,17 @@ func startupContenders(b testing.TB, exe string) []startupContender {
 			return []string{exe, "acp", "--state-dir", filepath.Join(dir, "state"), "--base-url", base, "--model", "standin", "--log-level", "error"}
 		}},
 	}
+	if base == "" {
+		return cs
+	}
+	// The same two reels from another binary, alternating with these.
+	for _, c := range cs[1:] {
+		argv := c.argv
+		c.name = "base-" + c.name
+		c.argv = func(dir, url string) []string { return append([]string{base}, argv(dir, url)[1:]...) }
+		cs = append(cs, c)
+	}
+	return cs
 }
 
 // runStartup spawns c once in a fresh directory and measures it.
@@ -155,7 +166,8 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // It reports medians and the ratios the targets are stated in:
 // http-ready/floor-ready (≤ 2) and http-first/replay-first (≤ 2).
 // REEL_BENCH_EXE runs another reel binary in place of the one built for
-// the test run.
+// the test run; REEL_BENCH_BASE adds the same two reels from another
+// binary ("base-…"), alternating with them, and their ratios ("…-x-base").
 //
 //	go test -run '^$' -bench Startup -benchtime 40x ./harness/
 func BenchmarkStartup(b *testing.B) {
@@ -163,7 +175,7 @@ func BenchmarkStartup(b *testing.B) {
 	if e := os.Getenv("REEL_BENCH_EXE"); e != "" {
 		exe = e
 	}
-	cs := startupContenders(b, exe)
+	cs := startupContenders(b, exe, os.Getenv("REEL_BENCH_BASE"))
 	script, err := standin.LoadScript(filepath.Join("..", "fixtures", "text-turn", "standin.json"))
 	if err != nil {
 		b.Fatal(err)
@@ -195,6 +207,12 @@ func BenchmarkStartup(b *testing.B) {
 	b.ReportMetric(ratio(ready["http"], ready["floor"]), "ready-x-floor")
 	b.ReportMetric(ratio(ready["replay"], ready["floor"]), "replay-ready-x-floor")
 	b.ReportMetric(ratio(first["http"], first["replay"]), "first-x-replay")
+	if _, ok := ready["base-http"]; ok {
+		b.ReportMetric(ratio(ready["http"], ready["base-http"]), "ready-x-base")
+		b.ReportMetric(ratio(ready["replay"], ready["base-replay"]), "replay-ready-x-base")
+		b.ReportMetric(ratio(first["http"], first["base-http"]), "first-x-base")
+		b.ReportMetric(ratio(first["replay"], first["base-replay"]), "replay-first-x-base")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -207,7 +225,7 @@ func TestStartupContenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range startupContenders(t, reelExe) {
+	for _, c := range startupContenders(t, reelExe, "") {
 		t.Run(c.name, func(t *testing.T) {
 			r := runStartup(t, c, script)
 			t.Logf("ready %v first %v", r.ready, r.first)
