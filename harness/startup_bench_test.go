@@ -28,7 +28,8 @@ type startupContender struct {
 type startupRun struct {
 	init  time.Duration // spawn → initialize answered
 	ready time.Duration // spawn → initialize and session/new answered
-	first time.Duration // session/prompt sent → first agent_message_chunk
+	thought time.Duration // session/prompt sent → first agent_thought_chunk (the model's first delta)
+	first   time.Duration // session/prompt sent → first agent_message_chunk
 }
 
 // startupContenders are the programs of issue 31's start-up targets: the
@@ -128,6 +129,10 @@ func runStartup(b testing.TB, c startupContender, script *standin.Script) startu
 	if err != nil {
 		b.Fatalf("%s: session/prompt: %v", c.name, err)
 	}
+	if _, err := cl.WaitFor(ctx, func(n rpcclient.Notification) bool { return n.Update == "agent_thought_chunk" }); err != nil {
+		b.Fatalf("%s: waiting for the first agent_thought_chunk: %v", c.name, err)
+	}
+	run.thought = time.Since(t1)
 	if _, err := cl.WaitFor(ctx, func(n rpcclient.Notification) bool { return n.Update == "agent_message_chunk" }); err != nil {
 		b.Fatalf("%s: waiting for the first agent_message_chunk: %v", c.name, err)
 	}
@@ -183,6 +188,7 @@ func BenchmarkStartup(b *testing.B) {
 	ready := map[string][]time.Duration{}
 	inits := map[string][]time.Duration{}
 	first := map[string][]time.Duration{}
+	thought := map[string][]time.Duration{}
 	round := 0
 	for b.Loop() {
 		for i := range cs {
@@ -192,6 +198,7 @@ func BenchmarkStartup(b *testing.B) {
 			inits[c.name] = append(inits[c.name], r.init)
 			if c.prompt {
 				first[c.name] = append(first[c.name], r.first)
+				thought[c.name] = append(thought[c.name], r.thought)
 			}
 		}
 		round++
@@ -201,6 +208,7 @@ func BenchmarkStartup(b *testing.B) {
 		b.ReportMetric(ms(median(inits[c.name])), c.name+"-init-ms")
 		if c.prompt {
 			b.ReportMetric(ms(median(first[c.name])), c.name+"-first-ms")
+			b.ReportMetric(ms(median(thought[c.name])), c.name+"-thought-ms")
 		}
 	}
 	ratio := func(a, z []time.Duration) float64 { return float64(median(a)) / float64(median(z)) }
