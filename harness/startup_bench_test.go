@@ -26,8 +26,8 @@ type startupContender struct {
 
 // startupRun is what one spawn of a contender measured.
 type startupRun struct {
-	init  time.Duration // spawn → initialize answered
-	ready time.Duration // spawn → initialize and session/new answered
+	init    time.Duration // spawn → initialize answered
+	ready   time.Duration // spawn → initialize and session/new answered
 	thought time.Duration // session/prompt sent → first agent_thought_chunk (the model's first delta)
 	first   time.Duration // session/prompt sent → first agent_message_chunk
 }
