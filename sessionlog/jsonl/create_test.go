@@ -18,7 +18,8 @@ import (
 // (which takes the lock and checks the id), but whole at the writer's first
 // Sync, header and first batch together — or, when that fails, never: the
 // error names the file and the creation, the writer refuses from then on,
-// and the id stays free.
+// and the id stays free. Path names the file from Create on (a hook is
+// told it) until a failed writer is closed.
 func TestCreateAtFirstSync(t *testing.T) {
 	for _, compress := range []bool{false, true} {
 		for _, fail := range []bool{false, true} {
@@ -48,6 +49,10 @@ func TestCreateAtFirstSync(t *testing.T) {
 				must(t, w.Append(ctx, events...))
 				if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 					t.Fatalf("the log exists before the first Sync (%v)", err)
+				}
+				// A hook is told the transcript's path from the start.
+				if got := st.Path("s1"); got != path {
+					t.Fatalf("Path before the first Sync = %q, want %q", got, path)
 				}
 				if fail {
 					must(t, os.RemoveAll(dir))
@@ -82,6 +87,9 @@ func TestCreateAtFirstSync(t *testing.T) {
 				}
 				if _, serr := os.Stat(path); !errors.Is(serr, fs.ErrNotExist) {
 					t.Fatalf("a writer whose first Sync failed made %s later (%v)", path, serr)
+				}
+				if got := st.Path("s1"); got != "" {
+					t.Fatalf("Path of a session whose log was never made = %q, want none", got)
 				}
 			})
 		}

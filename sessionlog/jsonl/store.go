@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -41,6 +42,9 @@ type Store struct {
 	// openFile opens an existing log file for appending: openAppend, or in
 	// tests a file that fails on demand (export_test.go).
 	openFile func(path string) (logFile, error)
+
+	mu       sync.Mutex
+	creating map[string]string // id → log file, of writers from Create whose file is not made yet
 }
 
 // logFile is what a writer does with its log file; *os.File is the real
@@ -106,12 +110,31 @@ func exists(path string) (bool, error) {
 
 // Path is the file that holds session id ("" when it has none or the id
 // cannot name a file): what a hook is told the session's transcript is.
+// For a session created by this store whose log its first Sync has not
+// made yet, it is the file that Sync makes.
 func (s *Store) Path(id string) string {
 	p, err := s.locate(id)
 	if err != nil {
-		return ""
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.creating[id]
 	}
 	return p
+}
+
+// pending records (path != "") or forgets that a writer from Create will
+// make session id's log at path.
+func (s *Store) pending(id, path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if path == "" {
+		delete(s.creating, id)
+		return
+	}
+	if s.creating == nil {
+		s.creating = map[string]string{}
+	}
+	s.creating[id] = path
 }
 
 // locate finds the file of session id.
@@ -165,6 +188,7 @@ func (s *Store) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Wri
 		path = s.zstPath(h.ID)
 		head = s.enc.EncodeAll(head, nil)
 	}
+	s.pending(h.ID, path)
 	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, head: head, lock: lock}, nil
 }
 
@@ -219,6 +243,7 @@ func (w *writer) create(seqs string) error {
 		return w.err
 	}
 	w.f, w.size, w.head = f, int64(len(content)), nil
+	w.s.pending(w.id, "")
 	return nil
 }
 
@@ -647,6 +672,9 @@ func (w *writer) Close() error {
 		return nil
 	}
 	err := w.Sync(context.Background())
+	if w.head != nil {
+		w.s.pending(w.id, "") // its first Sync failed: no log, ever
+	}
 	w.closed = true
 	return errors.Join(err, w.closeFile(), w.lock.Release())
 }
