@@ -33,7 +33,32 @@ type callResult struct {
 	// keepsText is set once asm holds the text of the deltas (see
 	// callModel: it is assembled without it while streaming).
 	keepsText bool
+	// endBuf is the whole buffer of the block-end unfilledBlockEnd encoded
+	// last, its data at endAt (room before and after it); inPlace is that
+	// buffer once the log no longer holds it (it reads the block-end from
+	// the store), for the message to be encoded around the block.
+	endBuf  []byte
+	endAt   int
+	inPlace *inPlaceBlock
 }
+
+// inPlaceBlock is a buffer that holds a block's encoding (the block member
+// of its block-end) at buf[at:at+n], free around it: the assistant message
+// citing the block is encoded around those bytes, not with a copy of them.
+// raw is the first byte of the block as the assembler holds it (a view of
+// the stored block-end), which identifies the block among the message's.
+type inPlaceBlock struct {
+	buf   []byte
+	at, n int
+	raw   *byte
+}
+
+// Room unfilledBlockEnd leaves before and after a block-end for the
+// message to be encoded around its block (inPlaceBlock).
+const (
+	inPlaceHead = 4 << 10
+	inPlaceTail = 4 << 10
+)
 
 // steps runs the turn's steps until one ends it.
 func (r *run) steps(ctx context.Context, pending []sessionlog.UserMessage) (end turnEnd) {
@@ -320,25 +345,48 @@ func (r *run) callModel(ctx context.Context, step int, req llm.Request) (*callRe
 	// last (nil after any other chunk): the assembler keeps it, shared
 	// with the log, instead of the block's text.
 	var endEnc json.RawMessage
+	// unsynced is the chunk data logged since the last checkpoint. A long
+	// response is made durable every syncChunkBytes as it streams, and
+	// after a large block-end: the store can then hand back what it wrote
+	// as views of the file (sessionlog.DataViews), and the log does not
+	// hold the answer in memory (three times: deltas, block-end, message).
+	unsynced := 0
 	logChunks := func(ctx context.Context, cs []llm.Chunk) error {
 		for _, c := range cs {
 			var data encodedData
 			var err error
+			var buf []byte
+			var at int
 			if c.Type == llm.ChunkBlockEnd && unfilled[c.Index] {
 				delete(unfilled, c.Index)
 				data, err = r.unfilledBlockEnd(res, step, c)
+				buf, at, res.endBuf = res.endBuf, res.endAt, nil
 			} else {
 				data, err = chunkData(r.turn, step, c)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: encode chunk: %w", where, err)
 			}
-			endEnc = blockMember(c, data)
 			seq, err := r.s.emit(ctx, r.e.now(), sessionlog.TypeAssistantChunk, data, nil, nil)
 			if err != nil {
 				return err
 			}
 			res.chunkSeqs = append(res.chunkSeqs, seq)
+			if unsynced += len(data); unsynced >= syncChunkBytes || (c.Type == llm.ChunkBlockEnd && len(data) >= syncChunkBytes/4) {
+				if err := r.s.checkpoint(ctx); err != nil {
+					return err
+				}
+				unsynced = 0
+				// The assembler keeps the block as the log now holds it.
+				stored := r.s.eventData([]int{seq})[0]
+				if m, sm := blockMember(c, data), blockMember(c, encodedData(stored)); buf != nil && m != nil && sm != nil && &stored[0] != &data[0] {
+					// The log reads the block-end from the store: its
+					// buffer is free for the message.
+					res.inPlace = &inPlaceBlock{buf: buf[:cap(buf)], at: at + len(data) - len(`}}`) - len(m), n: len(m), raw: &sm[0]}
+				}
+				data = encodedData(stored)
+			}
+			endEnc = blockMember(c, data)
 			if _, ok := deltaPayload(c); ok {
 				if res.deltaSeqs == nil {
 					res.deltaSeqs = map[int][]int{}
@@ -432,6 +480,10 @@ func (r *run) wholeAssembly(res *callResult) error {
 	return nil
 }
 
+// syncChunkBytes is how much chunk data a streaming response logs between
+// checkpoints (see callModel).
+const syncChunkBytes = 1 << 20
+
 // blockPayload is the text or arguments of every delta at block index i
 // of the call so far, in order: the logged ones, then the merge the merger
 // m still holds (when m is not nil).
@@ -496,8 +548,18 @@ func (r *run) unfilledBlockEnd(res *callResult, step int, c llm.Chunk) (encodedD
 		}
 		heads[j] = h[:len(h)-len(`"}}`)]
 	}
-	b := append(make([]byte, 0, n), empty[:len(empty)-len(tail)]...)
+	// Room around it lets the message be encoded around the block
+	// (inPlaceBlock) once the log reads the block-end from the store.
+	whole := make([]byte, inPlaceHead, inPlaceHead+n+inPlaceTail)
+	b := append(whole[inPlaceHead:], empty[:len(empty)-len(tail)]...)
+	read := 0
 	for k, raw := range datas {
+		// The deltas may be views of the stored log: what was read of
+		// them goes back as the block is copied, a few MiB at a time.
+		if read += len(raw); read >= releaseEvery {
+			r.s.releaseViews()
+			read = 0
+		}
 		if body, ok := escapedText(raw, heads[:]); ok {
 			b = append(b, body...)
 			continue
@@ -525,8 +587,16 @@ func (r *run) unfilledBlockEnd(res *callResult, step int, c llm.Chunk) (encodedD
 		copy(b[start:], b[start+1:len(b)-1])
 		b = b[:len(b)-2]
 	}
-	return append(b, tail...), nil
+	b = append(b, tail...)
+	if &b[0] == &whole[:inPlaceHead+1][inPlaceHead] { // not grown away
+		res.endBuf, res.endAt = whole, inPlaceHead
+	}
+	return b, nil
 }
+
+// releaseEvery is how much of the stored log a long read goes through
+// before it lets the pages it read go (Session.releaseViews).
+const releaseEvery = 4 << 20
 
 // escapedText is the escaped text of a logged delta whose data is one of
 // heads (up to the text's opening quote), a JSON string's body and the
@@ -751,5 +821,42 @@ func (e *Engine) assistantData(turn, step int, model string, res *callResult, in
 		d.Usage = u.AppendJSON(nil)
 	}
 	d.Interrupted = interrupted
+	if ip := res.inPlace; ip != nil {
+		for k, p := range parts {
+			if len(p.Raw) == ip.n && &p.Raw[0] == ip.raw {
+				if b, ok := ip.around(d, k); ok {
+					res.inPlace = nil // the buffer is the message's now
+					return b
+				}
+				break
+			}
+		}
+	}
 	return d.AppendJSON(make([]byte, 0, n+n/16))
+}
+
+// around encodes d, whose part k is the block ip holds, around ip's
+// bytes: d encoded with a one-byte stand-in for the part twice (the
+// stand-ins differ) tells where the part goes and what precedes and
+// follows it. ok is false when what precedes it does not fit the room
+// before the block.
+func (ip *inPlaceBlock) around(d sessionlog.AssistantMessageData, k int) (encodedData, bool) {
+	parts := d.Message.Content
+	part := parts[k]
+	defer func() { parts[k] = part }()
+	parts[k] = sessionlog.RawPart(json.RawMessage("0"))
+	a := d.AppendJSON(nil)
+	parts[k] = sessionlog.RawPart(json.RawMessage("1"))
+	b := d.AppendJSON(nil)
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if len(a) != len(b) || i == len(a) || i > ip.at {
+		return nil, false
+	}
+	start := ip.at - i
+	copy(ip.buf[start:], a[:i])
+	out := append(ip.buf[:ip.at+ip.n], a[i+1:]...)
+	return out[start:len(out):len(out)], true
 }

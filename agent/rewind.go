@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/reel-agent/reel/agent/checkpoint"
 	"github.com/reel-agent/reel/agent/sandbox"
+	"github.com/reel-agent/reel/agent/tools"
 	"github.com/reel-agent/reel/sessionlog"
 )
 
@@ -293,12 +295,14 @@ func (s *Session) rewind(ctx context.Context, cur int, req checkpoint.Request) (
 	}
 	paths := checkpoint.Paths(plan.Changes)
 	taken := len(seqs) - from
+	outside := s.outsideNote(start)
 	if req.DryRun {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Rewinding to before turn %d would restore %d files and take %d messages off the conversation.\n", n, len(paths), taken)
 		for _, p := range paths {
 			fmt.Fprintf(&b, "- %s\n", p)
 		}
+		b.WriteString(outside)
 		return b.String(), nil
 	}
 	wctx := context.WithoutCancel(ctx)
@@ -349,7 +353,79 @@ func (s *Session) rewind(ctx context.Context, cur int, req checkpoint.Request) (
 	for _, p := range done {
 		fmt.Fprintf(&b, "- %s\n", p)
 	}
+	b.WriteString(outside)
 	return b.String(), s.checkpoint(wctx)
+}
+
+// outsideNote is what a rewind of the turns from the log index start on
+// cannot restore, for its report ("" when nothing): checkpoints hold the
+// workspace only, so every file the file tools changed outside it is
+// named, and a command that ran with full access (danger-full-access) is
+// said to have possibly changed files outside it that are not restored.
+func (s *Session) outsideNote(start int) string {
+	s.mu.Lock()
+	events := slices.Clone(s.log.Log().Events())
+	s.mu.Unlock()
+	var named []string
+	var set *tools.Set
+	mode, fullCmd := "", false
+	for i := range events {
+		e := &events[i]
+		switch e.Type {
+		case sessionlog.TypeSandboxMode:
+			if d, err := sessionlog.DecodeData[sessionlog.SandboxModeData](e); err == nil {
+				mode = d.Mode
+			}
+		case sessionlog.TypeToolCall:
+			if i < start {
+				continue
+			}
+			d, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
+			if err != nil {
+				continue
+			}
+			// The call as the tool set describes it (the one parse of its
+			// arguments, paths resolved against the session's cwd): a file
+			// tool's edit names its file; reads change nothing; any other
+			// tool (bash, subagents, MCP, code) may change what it can
+			// reach.
+			if set == nil {
+				set = s.toolsFor(s.Mode())
+			}
+			_, kind, locs := set.DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, json.RawMessage(d.Arguments))
+			switch kind {
+			case tools.KindEdit:
+				for _, l := range locs {
+					if p := outside(s.cwd, l.Path); p != "" && !slices.Contains(named, p) {
+						named = append(named, p)
+					}
+				}
+			case tools.KindRead, tools.KindSearch, tools.KindFetch, tools.KindThink:
+			default:
+				if mode == string(sandbox.DangerFullAccess) {
+					fullCmd = true
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for _, p := range named {
+		fmt.Fprintf(&b, "Not restored (outside the workspace): %s\n", p)
+	}
+	if fullCmd {
+		b.WriteString("Tools in these turns ran with full access (danger-full-access) and may have changed files outside the workspace: those are not restored (checkpoints hold the workspace only).\n")
+	}
+	return b.String()
+}
+
+// outsidePath is the file a write or edit call's arguments name when it
+// outside returns path, cleaned, when it lies outside cwd, else "".
+func outside(cwd, path string) string {
+	p := filepath.Clean(path)
+	if rel, err := filepath.Rel(cwd, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return ""
+	}
+	return p
 }
 
 // userChanges lists the files of plan the user changed since the

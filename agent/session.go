@@ -212,6 +212,14 @@ func (s *Session) eventData(seqs []int) []json.RawMessage {
 	return out
 }
 
+// releaseViews lets the pages read from views of the stored log go (see
+// sessionlog.DataViews).
+func (s *Session) releaseViews() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log.ReleaseViews()
+}
+
 // checkpoint makes the log durable.
 func (s *Session) checkpoint(ctx context.Context) error {
 	s.mu.Lock()

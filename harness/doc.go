@@ -28,7 +28,12 @@
 // the transcript shows its sessions and cursors by their place in the
 // listing (package normalize). A deleteSession step runs in a fresh
 // process; the deleted session's log as it was just before is its fixture
-// log, and its file must be gone after the answer and at the end.
+// log, and its file must be gone after the answer and at the end. A
+// forkSession step sends session/fork anchored at an earlier answer's
+// message id (atAnswer, by its place among the session's answers on the
+// wire) or at a seq; the fork is the next session, replayed from its own
+// log, so its model requests (the prefix and its new prompts only) are
+// compared like any other's.
 //
 // The corpus mode (CorpusMain, `reel snapshot --corpus DIR`) runs the
 // reference system's recordings instead: each eligible corpus scenario is

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -411,6 +412,9 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if d.sc.Input.CodeMode {
 		args = append(args, "--code-mode")
 	}
+	if d.sc.Input.SessionQuery {
+		args = append(args, "--session-query")
+	}
 	args = append(args, d.sc.Input.DebugFlags...)
 	if m := d.sc.Input.LSPServer; m != "" {
 		spec, err := json.Marshal(map[string]any{"name": "standin", "command": d.r.Exe, "args": []string{"lsp-standin", m},
@@ -808,4 +812,57 @@ func logAttr(line, key string) string {
 	}
 	v, _, _ := strings.Cut(rest, " ")
 	return v
+}
+
+// ForkSession sends session/fork (unstable) for st.Session, anchored at
+// the message id of its st.AtAnswer-th answer (atMessageId) or at seq
+// st.AtSeq (atSeq), and records the new session as the next one.
+func (d *driver) ForkSession(ctx context.Context, st scenario.Step) error {
+	id, err := d.sessionID(st.Session)
+	if err != nil {
+		return err
+	}
+	params := map[string]any{"sessionId": id, "cwd": d.run.Cwd, "mcpServers": d.mcpServers}
+	switch {
+	case st.AtAnswer > 0:
+		ids := answerIDs(d.p.client.Notifications(), id)
+		if st.AtAnswer > len(ids) {
+			return fmt.Errorf("fork at answer %d of session %d: this process has seen %d answer(s) of it", st.AtAnswer, st.Session, len(ids))
+		}
+		params["_meta"] = map[string]any{"reel": map[string]any{"atMessageId": ids[st.AtAnswer-1]}}
+	case st.AtSeq > 0:
+		params["_meta"] = map[string]any{"reel": map[string]any{"atSeq": st.AtSeq}}
+	}
+	var resp struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := d.p.client.Call(ctx, "session/fork", params, &resp); err != nil {
+		return err
+	}
+	if resp.SessionID == "" || slices.Contains(d.run.SessionIDs, resp.SessionID) {
+		return fmt.Errorf("session/fork answered session id %q: not a new session", resp.SessionID)
+	}
+	d.run.SessionIDs = append(d.run.SessionIDs, resp.SessionID)
+	return nil
+}
+
+// answerIDs are the distinct message ids of session's agent_message_chunk
+// updates among notes, in order.
+func answerIDs(notes []rpcclient.Notification, session string) []string {
+	var ids []string
+	for _, n := range notes {
+		if n.SessionID != session || n.Update != "agent_message_chunk" {
+			continue
+		}
+		var p struct {
+			Update struct {
+				MessageID string `json:"messageId"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(n.Params, &p) != nil || p.Update.MessageID == "" || slices.Contains(ids, p.Update.MessageID) {
+			continue
+		}
+		ids = append(ids, p.Update.MessageID)
+	}
+	return ids
 }

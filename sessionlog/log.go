@@ -20,7 +20,14 @@ type Log struct {
 	latestRaw    json.RawMessage
 	msgs         messageCache
 	pairs        pairingCache
+	// stored counts the data bytes the log reads from views of its store
+	// (useStored) instead of holding them.
+	stored int64
 }
+
+// StoredBytes is how many bytes of event data the log reads from views
+// of its store (Session.Checkpoint) instead of holding them itself.
+func (l *Log) StoredBytes() int64 { return l.stored }
 
 // New returns an empty log for header h.
 func New(h Header) *Log {
@@ -67,6 +74,25 @@ func (l *Log) LatestHeader() (h RequestHeader, raw json.RawMessage, seq int, ok 
 		return RequestHeader{}, nil, -1, false
 	}
 	return l.latestParsed, l.latestRaw, l.latestHeader, true
+}
+
+// useStored makes event v.Seq read its data from v.Data, the stored bytes
+// of the same data (Session.Checkpoint), so that the log lets its own
+// copy go. A view of another length is ignored. A cached projection of
+// the event is dropped with the copy it shares.
+func (l *Log) useStored(v StoredData) {
+	if v.Seq < 0 || v.Seq >= len(l.events) {
+		return
+	}
+	e := &l.events[v.Seq]
+	if len(e.Data) != len(v.Data) {
+		return
+	}
+	e.Data = v.Data
+	l.stored += int64(len(v.Data))
+	if e.SurfaceOp != nil {
+		l.msgs.valid = false
+	}
 }
 
 // Append validates e against every log rule and appends it. On error the log

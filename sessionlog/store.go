@@ -2,6 +2,7 @@ package sessionlog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -49,6 +50,25 @@ type Writer interface {
 	Sync(ctx context.Context) error
 	// Close syncs and releases the session's lock.
 	Close() error
+}
+
+// StoredData is a read-only view of the stored bytes of one event's data,
+// equal to the data the event was appended with.
+type StoredData struct {
+	Seq  int
+	Data json.RawMessage
+}
+
+// DataViews is implemented by a Writer that can hand back, after a Sync,
+// the data it made durable as views of its storage (the JSONL writer maps
+// the data of large events: see sessionlog/jsonl), so that the in-memory
+// log does not hold the same bytes a second time.
+type DataViews interface {
+	// TakeViews returns the views made by the Syncs since the last call.
+	TakeViews() []StoredData
+	// ReleaseViews lets the pages of every view that were read go back
+	// to the store (they are read again when next used).
+	ReleaseViews()
 }
 
 // Loaded is a session read from a store, validated and repaired.
@@ -128,8 +148,29 @@ func (s *Session) Append(ctx context.Context, events ...Event) error {
 	return s.w.Append(ctx, events...)
 }
 
-// Checkpoint makes everything appended so far durable.
-func (s *Session) Checkpoint(ctx context.Context) error { return s.w.Sync(ctx) }
+// Checkpoint makes everything appended so far durable. When the writer
+// hands back views of what it wrote (DataViews), the log's events read
+// their data from them from now on, and the log's own copies are let go.
+func (s *Session) Checkpoint(ctx context.Context) error {
+	if err := s.w.Sync(ctx); err != nil {
+		return err
+	}
+	if dv, ok := s.w.(DataViews); ok {
+		for _, v := range dv.TakeViews() {
+			s.log.useStored(v)
+		}
+	}
+	return nil
+}
+
+// ReleaseViews lets the pages read from the views of stored data go (see
+// DataViews); a reader that walks a long stretch of them calls it as it
+// goes, so the stretch is not held all at once.
+func (s *Session) ReleaseViews() {
+	if dv, ok := s.w.(DataViews); ok {
+		dv.ReleaseViews()
+	}
+}
 
 // Close checkpoints and releases the log.
 func (s *Session) Close() error { return s.w.Close() }

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reel-agent/reel/agent"
@@ -143,7 +144,10 @@ type Options struct {
 	// and /checkpoints.
 	Checkpoints bool
 	// RestoreHold is agent.Config's (debug).
-	RestoreHold         int
+	RestoreHold int
+	// DebugClock replaces the wall clock of the log's event times with
+	// steppingClock's (deterministic recordings).
+	DebugClock          bool
 	ReplayTitleOverride string
 	// Prices is a price file overriding the built-in price table
 	// (--prices; acpserver.ParsePrices).
@@ -262,6 +266,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.BoolVar(&o.NoRepeatReminders, "no-repeat-reminders", false, "no reminders for repeated identical tool calls")
 	fs.BoolVar(&o.NoSkills, "no-skills", false, "no skills: no skill catalog, skill packs or skill slash commands")
 	fs.BoolVar(&o.Checkpoints, "checkpoints", false, "capture the workspace before each turn's first tool call and offer /undo, /rewind N and /checkpoints")
+	fs.BoolVar(&o.DebugClock, "debug-clock", false, "stamp log events with a clock that starts at 2026-01-01T00:00:00Z and advances 1 ms per reading, not the wall clock (deterministic recordings)")
 	fs.IntVar(&o.RestoreHold, "debug-restore-hold", 0, "stop every checkpoint restore for good after `N` files, so a test can kill reel in mid-restore")
 	fs.BoolVar(&o.NoTitleModel, "no-title-model", false, "title sessions by their first prompt's first words only; do not ask the model for a title after the first turn")
 	fs.StringVar(&o.ReplayTitleOverride, "replay-title-override", "", "serve the replayed title calls of the first --replay log from `FILE` (the format of replay.override.json) instead of the recorded titles")
@@ -515,6 +520,9 @@ func engineConfig(o Options) agent.Config {
 		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren, JobWaitSignal: o.JobWaitSignal,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
 		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
+	}
+	if o.DebugClock {
+		cfg.Now = steppingClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	}
 	if o.Checkpoints {
 		cfg.CheckpointDir = filepath.Join(filepath.Dir(o.StateDir), "checkpoints")
@@ -860,3 +868,13 @@ func modelChoices(o Options, model string, scripted bool) []string {
 // maxSubagentDepth bounds --max-subagent-depth: every level is a session
 // of its own, with its log and its model calls.
 const maxSubagentDepth = 16
+
+// steppingClock returns a clock that reads start, then start + 1 ms, + 2 ms,
+// … at each reading: event times that depend on the order of the events
+// alone, not on when they happened. It is safe for concurrent use.
+func steppingClock(start time.Time) func() time.Time {
+	var ticks atomic.Int64
+	return func() time.Time {
+		return start.Add(time.Duration(ticks.Add(1)-1) * time.Millisecond)
+	}
+}

@@ -155,3 +155,52 @@ func TestCaptureBounded(t *testing.T) {
 		t.Fatalf("capture = %+v, %v; want it skipped", snap, err)
 	}
 }
+
+// TestCapturePacks: a capture of a workspace of more than 4,096 files
+// writes its blobs into a pack, not one loose object file each (a file
+// system block and an inode per blob); a small workspace's capture stays
+// loose. Both restore the same.
+func TestCapturePacks(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		files    int
+		maxStore int // files in the store after the capture
+	}{
+		{files: 20, maxStore: 60},
+		{files: 6000, maxStore: 300},
+	} {
+		t.Run(fmt.Sprint(c.files), func(t *testing.T) {
+			dir := t.TempDir()
+			ws := filepath.Join(dir, "ws")
+			for i := range c.files {
+				write(t, filepath.Join(ws, fmt.Sprintf("d%02d", i/500), fmt.Sprintf("f%d.txt", i)), fmt.Sprintf("file %d\n", i))
+			}
+			st := checkpoint.Open(filepath.Join(dir, "store"), ws, checkpoint.DefaultLimits)
+			snap, err := st.Capture(ctx)
+			if err != nil || snap.Files != c.files {
+				t.Fatalf("Capture: %+v, %v", snap, err)
+			}
+			n := 0
+			_ = filepath.Walk(filepath.Join(dir, "store"), func(_ string, fi os.FileInfo, err error) error {
+				if err == nil && fi.Mode().IsRegular() {
+					n++
+				}
+				return nil
+			})
+			if n > c.maxStore {
+				t.Errorf("the store of a %d-file capture holds %d files, want at most %d (one loose object file per blob)", c.files, n, c.maxStore)
+			}
+			write(t, filepath.Join(ws, "d00", "f0.txt"), "changed")
+			plan, err := st.PlanRestore(ctx, snap.Tree, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Restore(ctx, plan, st.Journal(1)); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, filepath.Join(ws, "d00", "f0.txt")); got != "file 0\n" {
+				t.Errorf("f0.txt after the restore: %q", got)
+			}
+		})
+	}
+}

@@ -26,6 +26,17 @@ type Limits struct {
 	MaxFiles int
 }
 
+// packFiles is the number of files above which a capture packs the blobs
+// it adds: core.bigFileThreshold=1 makes `git add` stream every new blob
+// into one pack (git's bulk check-in) instead of writing one loose object
+// file per blob. A loose object takes a file system block (4 KiB) and an
+// inode however small it is, so a capture of 100,000 small files took
+// 430 MiB on disk in 100,000 files; packed it takes 16 MiB in about a
+// hundred. Below it the loose objects (at most 4 MiB) are cheaper to write
+// than a pack and its index every turn (at most 16 MiB). The store never diffs contents,
+// the one other thing the setting changes.
+const packFiles = 4096
+
 // DefaultLimits are the limits reel uses.
 var DefaultLimits = Limits{MaxFile: 16 << 20, MaxTotal: 512 << 20, MaxFiles: 200000}
 
@@ -80,7 +91,11 @@ func (s *Store) git(ctx context.Context, stdin []byte, args ...string) ([]byte, 
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("checkpoint store %s: git %s: %w: %s", s.dir, args[0], err, strings.TrimSpace(stderr.String()))
+		name := args[0]
+		if name == "-c" && len(args) > 2 {
+			name = args[2]
+		}
+		return out, fmt.Errorf("checkpoint store %s: git %s: %w: %s", s.dir, name, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }
@@ -159,7 +174,11 @@ func (s *Store) Capture(ctx context.Context) (Snapshot, error) {
 	} else {
 		spec.WriteString(".\x00")
 	}
-	if _, err := s.git(ctx, spec.Bytes(), "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+	add := []string{"add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"}
+	if snap.Files > packFiles {
+		add = append([]string{"-c", "core.bigFileThreshold=1"}, add...)
+	}
+	if _, err := s.git(ctx, spec.Bytes(), add...); err != nil {
 		return Snapshot{}, err
 	}
 	tree, err := s.git(ctx, nil, "write-tree")

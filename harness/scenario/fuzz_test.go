@@ -22,6 +22,7 @@ func FuzzLoadInput(f *testing.F) {
 	f.Add([]byte(`{"steps":[{"op":"initialize"},{"op":"newSession"},{"op":"prompt","text":"hi"}]}`))
 	f.Add([]byte(`{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":".r"}}],"permissionAnswers":[{"kind":"allow_once"}]}`))
 	f.Add([]byte(`{"steps":[{"op":"prompt","txt":"x"}]}`))
+	f.Add([]byte(`{"steps":[{"op":"newSession"},{"op":"forkSession","atAnswer":2},{"op":"forkSession","session":1,"atSeq":9}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		in, err := ParseInput("input.json", data)
 		if err != nil {

@@ -33,12 +33,14 @@ const (
 	fNotices     = "notices"
 	fCompaction  = "compaction"
 	fFollow      = "followCursor"
+	fAtAnswer    = "atAnswer"
+	fAtSeq       = "atSeq"
 )
 
 // stepUniverse lists every step field in the order Step.MarshalJSON writes
 // them.
 func stepUniverse() []string {
-	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs, fNotices, fCompaction, fFollow}
+	return []string{fOp, fText, fContent, fWaitForFile, fPath, fWaitForText, fMinimumTurn, fChild, fTimeoutMs, fSession, fMode, fConfigID, fValue, fExpectError, fAddDirs, fNotices, fCompaction, fFollow, fAtAnswer, fAtSeq}
 }
 
 // Step is one scripted client action. Which fields are meaningful depends
@@ -85,6 +87,14 @@ type Step struct {
 	// FollowCursor makes OpListSessions send the nextCursor of the run's
 	// previous session/list answer (which must have one).
 	FollowCursor bool
+	// AtAnswer (1-based) anchors OpForkSession at the message id of the
+	// AtAnswer-th answer of the session (the distinct messageIds of its
+	// agent_message_chunk updates this process received, in order); 0:
+	// not given.
+	AtAnswer int
+	// AtSeq anchors OpForkSession at a seq of the session's log; 0: not
+	// given.
+	AtSeq int
 }
 
 // FileWait names a file, relative to the run's cwd, whose appearance a step
@@ -162,6 +172,10 @@ func (s Step) MarshalJSON() ([]byte, error) {
 			v, present = s.Compaction, s.Compaction
 		case fFollow:
 			v, present = s.FollowCursor, s.FollowCursor
+		case fAtAnswer:
+			v, present = s.AtAnswer, s.AtAnswer != 0
+		case fAtSeq:
+			v, present = s.AtSeq, s.AtSeq != 0
 		}
 		if !present {
 			continue
@@ -299,6 +313,10 @@ type Input struct {
 	// CodeMode runs reel acp with --code-mode: the model is offered
 	// run_code alone (package agent/codemode).
 	CodeMode bool `json:"codeMode,omitempty"`
+	// SessionQuery is reel acp's --session-query: the model is offered
+	// session_event_read over its own session's log (package
+	// agent/sessionquery).
+	SessionQuery bool `json:"sessionQuery,omitempty"`
 	// Models is reel acp's --models: the models a client may pick per
 	// session ("" for reel's default).
 	Models string `json:"models,omitempty"`
@@ -342,7 +360,7 @@ type MCPServer struct {
 
 // inputFields lists the top-level members of input.json.
 func inputFields() []string {
-	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "listPageSize", "contextWindow", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
+	return []string{"steps", "permissionAnswers", "recordedWith", "mode", "approval", "network", "imageInput", "models", "terminals", "checkpoints", "codeMode", "sessionQuery", "listPageSize", "contextWindow", "mcpServers", "lspServer", "editorBuffers", "elicitationAnswers", "debugFlags"}
 }
 
 // StandinPrefix starts a RecordedWith value that names a stand-in model
@@ -395,6 +413,8 @@ func ParseInput(file string, data []byte) (*Input, error) {
 			in.Checkpoints, err = m.Value.Bool()
 		case "codeMode":
 			in.CodeMode, err = m.Value.Bool()
+		case "sessionQuery":
+			in.SessionQuery, err = m.Value.Bool()
 		case "models":
 			in.Models, err = m.Value.NonEmpty()
 		case "listPageSize":
@@ -596,10 +616,17 @@ func step(v strictjson.Value) (Step, error) {
 			s.Compaction, err = m.Value.Bool()
 		case fFollow:
 			s.FollowCursor, err = m.Value.Bool()
+		case fAtAnswer:
+			s.AtAnswer, err = m.Value.Int(1)
+		case fAtSeq:
+			s.AtSeq, err = m.Value.Int(1)
 		}
 		if err != nil {
 			return s, err
 		}
+	}
+	if s.AtAnswer != 0 && s.AtSeq != 0 {
+		return s, v.Errorf(ErrBadValue, "op %q takes %q or %q, not both", name, fAtAnswer, fAtSeq)
 	}
 	return s, nil
 }

@@ -78,6 +78,11 @@ const (
 	// OpResumeSession restarts the agent as a fresh process and sends
 	// "session/resume" for session Session (no history is streamed back).
 	OpResumeSession Op = "resumeSession"
+	// OpForkSession sends "session/fork" (unstable) for session Session,
+	// anchored with reel's _meta at the AtAnswer-th answer's message id or
+	// at seq AtSeq (neither: the whole history); the new session is the
+	// next in creation order.
+	OpForkSession Op = "forkSession"
 )
 
 // Driver is what runs a scenario's steps: one method per run function of
@@ -125,6 +130,8 @@ type Driver interface {
 	ResumeSession(ctx context.Context, st Step) error
 	// DeleteSession runs OpDeleteSession.
 	DeleteSession(ctx context.Context, st Step) error
+	// ForkSession runs OpForkSession.
+	ForkSession(ctx context.Context, st Step) error
 }
 
 // ErrNotDriven reports a step whose op the loader accepts (it is in the
@@ -192,6 +199,8 @@ var vocabulary = []opSpec{
 		doc: "sends `session/set_config_option` with `configId` and `value`; with `expectError: true` the response must be a JSON-RPC error"},
 	{op: OpResumeSession, optional: []string{fSession}, run: Driver.ResumeSession,
 		doc: "restarts the agent as a fresh process and sends `session/resume`: the session reopens without its history streamed back"},
+	{op: OpForkSession, optional: []string{fSession, fAtAnswer, fAtSeq}, run: Driver.ForkSession,
+		doc: "sends `session/fork` (unstable) for the session; `atAnswer: N` anchors it with `_meta.reel.atMessageId` at the message id of the session's N-th answer (1-based: the N-th distinct `messageId` of its `agent_message_chunk` updates this process received), `atSeq: S` with `_meta.reel.atSeq` (not both; neither: the whole history). The new session is the next in creation order (its log the next `session.N.jsonl`); prompt and load it like any other"},
 }
 
 // lookup returns the spec of an op name; twin reports a twin name (the op
@@ -229,8 +238,10 @@ func (s Step) IsPrompt() bool {
 }
 
 // CreatesSession reports whether the step creates a session: a
-// newSession that is not expected to be refused.
-func (s Step) CreatesSession() bool { return s.Op == OpNewSession && !s.ExpectError }
+// newSession that is not expected to be refused, or a forkSession.
+func (s Step) CreatesSession() bool {
+	return (s.Op == OpNewSession && !s.ExpectError) || s.Op == OpForkSession
+}
 
 // Driven reports whether reel's harness can run the step (Run would not
 // return ErrNotDriven or ErrUnknownOp).

@@ -53,6 +53,9 @@ func (r *recorder) ResumeSession(_ context.Context, st Step) error {
 func (r *recorder) DeleteSession(_ context.Context, st Step) error {
 	return r.note("DeleteSession", st)
 }
+func (r *recorder) ForkSession(_ context.Context, st Step) error {
+	return r.note("ForkSession", st)
+}
 
 func (r *recorder) PromptQueued(_ context.Context, st Step) error {
 	return r.note("PromptQueued", st)
@@ -89,6 +92,7 @@ func TestStepRun(t *testing.T) {
 		OpSetConfigOption:              "SetConfigOption",
 		OpResumeSession:                "ResumeSession",
 		OpDeleteSession:                "DeleteSession",
+		OpForkSession:                  "ForkSession",
 	}
 	if len(Ops()) != len(want) {
 		t.Errorf("Ops() has %d ops, the test knows %d", len(Ops()), len(want))

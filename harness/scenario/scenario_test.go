@@ -107,6 +107,8 @@ func TestParseInputErrors(t *testing.T) {
 		{"waitForFile extra field", `{"steps":[{"op":"promptAndCancel","text":"x","waitForFile":{"path":"r","timeout":3}}]}`, `fixtures/x/input.json: steps[0].waitForFile: unknown field "timeout" (line 1, column 72)`, ErrUnknownField},
 		{"negative session", `{"steps":[{"op":"cancel","session":-1}]}`, `fixtures/x/input.json: steps[0].session: expected integer >= 0, got -1 (line 1, column 36)`, ErrBadValue},
 		{"fractional turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":1.5}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer, got 1.5 (line 1, column 50)`, ErrBadValue},
+		{"fork at answer and seq", `{"steps":[{"op":"forkSession","atAnswer":1,"atSeq":4}]}`, `fixtures/x/input.json: steps[0]: op "forkSession" takes "atAnswer" or "atSeq", not both (line 1, column 11)`, ErrBadValue},
+		{"fork at answer 0", `{"steps":[{"op":"forkSession","atAnswer":0}]}`, `fixtures/x/input.json: steps[0].atAnswer: expected integer >= 1, got 0 (line 1, column 42)`, ErrBadValue},
 		{"zero turn", `{"steps":[{"op":"waitForTurnStart","minimumTurn":0}]}`, `fixtures/x/input.json: steps[0].minimumTurn: expected integer >= 1, got 0 (line 1, column 50)`, ErrBadValue},
 		{"zero timeout", `{"steps":[{"op":"waitForTurnEnd","timeoutMs":0}]}`, `fixtures/x/input.json: steps[0].timeoutMs: expected integer >= 1, got 0 (line 1, column 46)`, ErrBadValue},
 		{"timeout on a prompt", `{"steps":[{"op":"prompt","text":"x","timeoutMs":5}]}`, `fixtures/x/input.json: steps[0]: field "timeoutMs" is not allowed for op "prompt" (line 1, column 37)`, ErrUnknownField},
@@ -191,7 +193,10 @@ func TestParseInputVocabulary(t *testing.T) {
 		{"op":"setConfigOption","configId":"mode","value":"read-only","expectError":true},
 		{"op":"resumeSession","session":0},
 		{"op":"listSessions","followCursor":true},
-		{"op":"deleteSession","session":1}
+		{"op":"deleteSession","session":1},
+		{"op":"forkSession","atAnswer":1},
+		{"op":"forkSession","session":1,"atSeq":7},
+		{"op":"forkSession"}
 	],"permissionAnswers":[{"kind":"allow_once"},{"kind":"reject_once"}],"recordedWith":"standin:standin.json","mode":"read-only","approval":"never","models":"a,b","listPageSize":2,
 	"debugFlags":["--debug-job-wait-signal=.job-waiting","--debug-hold-for-children"]}`
 	got, err := ParseInput("input.json", []byte(in))
@@ -241,6 +246,9 @@ func TestParseInputVocabulary(t *testing.T) {
 			{Op: OpResumeSession},
 			{Op: OpListSessions, FollowCursor: true},
 			{Op: OpDeleteSession, Session: 1},
+			{Op: OpForkSession, AtAnswer: 1},
+			{Op: OpForkSession, Session: 1, AtSeq: 7},
+			{Op: OpForkSession},
 		},
 		PermissionAnswers: []PermissionAnswer{{Kind: AllowOnce}, {Kind: RejectOnce}},
 		RecordedWith:      "standin:standin.json",

@@ -252,6 +252,34 @@ type spiller struct {
 	limit   int
 	written int64
 	err     error
+	// base is the file offset the first byte written goes to; spans
+	// records where the data of each event of viewBytes or more goes.
+	base  int64
+	spans []dataSpan
+}
+
+// dataSpan is where an event's data was written: its seq, the file
+// offset of its first byte, and the data itself (for the writer to check
+// the stored bytes against before it hands out a view of them).
+type dataSpan struct {
+	seq  int
+	off  int64
+	data []byte
+}
+
+// dataAt records that e's data starts at byte at of the output (counting
+// from the first byte sp wrote), when it is long enough to be viewed.
+func (sp *spiller) dataAt(e *sessionlog.Event, at int64) {
+	if len(e.Data) >= viewBytes {
+		sp.spans = append(sp.spans, dataSpan{seq: e.Seq, off: sp.base + at, data: e.Data})
+	}
+}
+
+// dataHead is the length of e's line up to its data: {"type":…,"seq":…,
+// "time":…,"data": (Event.AppendJSON's order).
+func dataHead(e *sessionlog.Event) int {
+	bare := sessionlog.Event{Type: e.Type, Seq: e.Seq, Time: e.Time}
+	return len(bare.AppendJSON(nil)) - len(`}`) + len(`,"data":`)
 }
 
 // spill writes b out when it has reached the limit and returns the
@@ -276,6 +304,9 @@ func (sp *spiller) write(p []byte) []byte {
 // event appends e's canonical line body (sessionlog.Event.AppendJSON).
 func (sp *spiller) event(b []byte, e *sessionlog.Event) []byte {
 	if sp == nil || len(e.Data) < sp.limit {
+		if sp != nil && len(e.Data) >= viewBytes {
+			sp.dataAt(e, sp.written+int64(len(b)+dataHead(e)))
+		}
 		return sp.spill(e.AppendJSON(b))
 	}
 	// {"type":…,"seq":…,"time":… then ,"data": and the data, then the
@@ -290,6 +321,7 @@ func (sp *spiller) event(b []byte, e *sessionlog.Event) []byte {
 	head = head[:len(head)-len(rest)]
 	head = append(head, `,"data":`...)
 	sp.write(head)
+	sp.dataAt(e, sp.written)
 	sp.write(e.Data)
 	return append(b[:0], rest...)
 }

@@ -18,7 +18,9 @@
 // Member k of a row is the event with seq seq0+k and time time0+dt[0]+…+dt[k-1].
 // Readers accept packed, unpacked and mixed layouts; writers always produce
 // the canonical packed layout, and only an event whose bytes are exactly what
-// expansion rebuilds is packed, so decode→encode is lossless. Encode and
+// expansion rebuilds is packed, so decode→encode is lossless. A delta of
+// 16 KiB or more (a long answer's merged deltas) is never packed: its data
+// is stored verbatim, for views (below). Encode and
 // WriteFile pack a whole log; a live Store packs each Sync batch on its own
 // (a run split by a Sync becomes two rows or loose lines).
 //
@@ -48,6 +50,22 @@
 // semantic checkpoint the agent calls before a model call is dispatched,
 // before a tool runs, after each step's results and at turn end. Close
 // syncs.
+//
+// # Views of written data
+//
+// After a successful Sync of a plain file that wrote 256 KiB or more of them,
+// the data of every event of 16 KiB or more that it wrote is handed back (sessionlog.DataViews) as a view of
+// the file: one read-only shared mapping per Sync, each span checked byte for
+// byte against the appended data (read back with pread) before it is handed
+// out. sessionlog.Session.Checkpoint then lets the log read those events'
+// data from the views, so a long answer (its deltas, its block-end, its
+// message) is not held in memory; its pages are the file's, read on access
+// and dropped again at the next Sync that maps or on ReleaseViews. Mappings
+// live as long as the process (a view may be shared by any copy of an event);
+// a compressed file, and a log read by Open or Inspect, keep their data in
+// memory. The file must not shrink under a live mapping: nothing in reel
+// truncates a log below what a Sync made durable ("nothing rewrites a live
+// log"), and a process that did would make a later read of a view fault.
 //
 // # Failures
 //

@@ -62,9 +62,13 @@ func isInt(raw json.RawMessage) bool {
 func isString(raw json.RawMessage) bool { return len(raw) >= 2 && raw[0] == '"' }
 
 // classify returns the delta view of e when e is an assistant/chunk whose
-// exact shape (no surface fields, canonical data bytes) may be packed.
+// exact shape (no surface fields, canonical data bytes) may be packed. A
+// delta of viewBytes or more (a long answer's merged deltas) is not: it is
+// stored as its own line, its data verbatim, so that a writer can hand the
+// stored bytes back as a view (store.go, views) and the in-memory log does
+// not keep them too; a packed row would save a few bytes of its 16 KiB.
 func classify(e *sessionlog.Event) (*delta, bool) {
-	if e.Type != sessionlog.TypeAssistantChunk || e.SurfaceOp != nil || e.SourceEventSeqs != nil || e.Data == nil {
+	if e.Type != sessionlog.TypeAssistantChunk || e.SurfaceOp != nil || e.SourceEventSeqs != nil || e.Data == nil || len(e.Data) >= viewBytes {
 		return nil, false
 	}
 	// The canonical shape is the only packable one: recognise it directly.

@@ -215,17 +215,35 @@ func (w *writer) create(seqs string) error {
 		w.err = err
 		return w.err
 	}
-	w.buf = appendRecords(w.buf[:0], w.pending, nil)
-	content := append(w.head, w.buf...)
-	if w.zst {
-		content = w.head
-		if len(w.pending) > 0 {
-			// One frame per Sync: the header's, then this batch's.
-			content = w.s.enc.EncodeAll(w.buf, w.head)
-		}
-	}
+	var sp *spiller
+	var size int64
 	err := storage.WriteAtomic(w.path, func(f *os.File) error {
-		_, err := f.Write(content)
+		if w.zst {
+			// One frame per Sync: the header's, then this batch's.
+			content := w.head
+			if len(w.pending) > 0 {
+				w.buf = appendRecords(w.buf[:0], w.pending, nil)
+				content = w.s.enc.EncodeAll(w.buf, w.head)
+			}
+			n, err := f.Write(content)
+			size = int64(n)
+			return err
+		}
+		// A plain file gets the batch as Sync writes one (in pieces as it
+		// is encoded, its large data recorded for views), after the header.
+		n, err := f.Write(w.head)
+		size = int64(n)
+		if err != nil {
+			return err
+		}
+		sp = &spiller{w: f, limit: spillBytes, base: size}
+		w.buf = appendRecords(w.buf[:0], w.pending, sp)
+		size += sp.written
+		if sp.err != nil {
+			return sp.err
+		}
+		n, err = f.Write(w.buf)
+		size += int64(n)
 		return err
 	})
 	if err != nil {
@@ -242,8 +260,14 @@ func (w *writer) create(seqs string) error {
 		}
 		return w.err
 	}
-	w.f, w.size, w.head = f, int64(len(content)), nil
+	w.f, w.size, w.head = f, size, nil
 	w.s.pending(w.id, "")
+	if sp != nil {
+		if err := w.views.add(w.path, sp.spans); err != nil {
+			// The data stays in memory: nothing is lost but the saving.
+			w.s.log.Warn("sessionlog/jsonl: keeping written data in memory", "session", w.id, "err", err)
+		}
+	}
 	return nil
 }
 
@@ -507,7 +531,18 @@ type writer struct {
 	out     []byte
 	err     error // sticky: the first I/O failure; the file's tail is then unknown
 	closed  bool
+	// views holds the data of large events a Sync wrote as views of the
+	// file (plain files only), for the session to take (DataViews).
+	views views
 }
+
+var _ sessionlog.DataViews = (*writer)(nil)
+
+// TakeViews implements sessionlog.DataViews.
+func (w *writer) TakeViews() []sessionlog.StoredData { return w.views.take() }
+
+// ReleaseViews implements sessionlog.DataViews.
+func (w *writer) ReleaseViews() { w.views.release() }
 
 var errClosed = errors.New("sessionlog/jsonl: writer is closed")
 
@@ -576,7 +611,7 @@ func (w *writer) Sync(ctx context.Context) error {
 	// answer is not held encoded whole); a compressed one as one frame.
 	var sp *spiller
 	if !w.zst {
-		sp = &spiller{w: w.f, limit: spillBytes}
+		sp = &spiller{w: w.f, limit: spillBytes, base: w.size}
 	}
 	w.buf = appendRecords(w.buf, w.pending, sp)
 	out := w.buf
@@ -608,6 +643,12 @@ func (w *writer) Sync(ctx context.Context) error {
 	w.dirty = true
 	if err := w.fsync(seqs); err != nil {
 		return err
+	}
+	if sp != nil {
+		if err := w.views.add(w.path, sp.spans); err != nil {
+			// The data stays in memory: nothing is lost but the saving.
+			w.s.log.Warn("sessionlog/jsonl: keeping written data in memory", "session", w.id, "err", err)
+		}
 	}
 	w.prefix = nil
 	w.release()
@@ -676,5 +717,5 @@ func (w *writer) Close() error {
 		w.s.pending(w.id, "") // its first Sync failed: no log, ever
 	}
 	w.closed = true
-	return errors.Join(err, w.closeFile(), w.lock.Release())
+	return errors.Join(err, w.closeFile(), w.views.close(), w.lock.Release())
 }

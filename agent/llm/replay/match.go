@@ -518,22 +518,101 @@ func short(s string) string {
 	return quote(s)
 }
 
-// firstDiff describes where two texts part: the byte offset and a window
-// of each around it.
+// firstDiff describes where two texts part: the byte offset in the
+// recorded text and a window of each around it. A recorded text with
+// placeholders is first aligned with the sent one as far as it matches
+// (each placeholder standing for the text it matched, as in same), so the
+// offset is where the texts really part, not the first placeholder.
 func firstDiff(want, got string) string {
-	i := 0
-	for i < len(want) && i < len(got) && want[i] == got[i] {
-		i++
+	wi, gi := alignPlaceholders(want, got)
+	for wi < len(want) && gi < len(got) && want[wi] == got[gi] {
+		wi++
+		gi++
 	}
-	lo := max(0, i-30)
-	win := func(s string) string {
-		hi := min(len(s), i+50)
+	win := func(s string, i int) string {
+		lo, hi := max(0, i-30), min(len(s), i+50)
 		if lo > len(s) {
 			return `""`
 		}
 		return quote(s[lo:hi])
 	}
-	return fmt.Sprintf("differ at byte %d (recorded %d bytes, sent %d): recorded …%s…, sent …%s…", i, len(want), len(got), win(want), win(got))
+	return fmt.Sprintf("differ at byte %d (recorded %d bytes, sent %d): recorded …%s…, sent …%s…", wi, len(want), len(got), win(want, wi), win(got, gi))
+}
+
+// alignPlaceholders returns the offsets in want and got up to which want's
+// longest matching prefix of whole segments (literal text, then each
+// placeholder with the literal after it) matches got: the last placeholder
+// that matched is where both texts are known to agree.
+func alignPlaceholders(want, got string) (wi, gi int) {
+	locs := placeholder().FindAllStringIndex(want, -1)
+	if len(locs) == 0 || !strings.HasPrefix(got, want[:locs[0][0]]) {
+		return 0, 0
+	}
+	// Grow the pattern one placeholder (and its following literal) at a
+	// time; the last pattern that still matches got's prefix gives the
+	// alignment. Only a failed comparison pays for this.
+	var pat strings.Builder
+	pat.WriteString(`^(?s:` + regexp.QuoteMeta(want[:locs[0][0]]))
+	wi, gi = locs[0][0], locs[0][0]
+	// match returns the end in got of the pattern so far followed by the
+	// placeholder and lit, or -1.
+	match := func(ph, lit string) int {
+		p := pat.String()
+		if ph == "{{cwd}}" {
+			p += `(?:` + regexp.QuoteMeta("{{cwd}}") + `|.+?)`
+		} else {
+			p += `.+?`
+		}
+		re, err := regexp.Compile(p + regexp.QuoteMeta(lit) + `)`)
+		if err != nil {
+			return -1
+		}
+		if m := re.FindStringIndex(got); m != nil {
+			return m[1]
+		}
+		return -1
+	}
+	for k, l := range locs {
+		end := len(want)
+		if k+1 < len(locs) {
+			end = locs[k+1][0]
+		}
+		ph, lit := want[l[0]:l[1]], want[l[1]:end]
+		if e := match(ph, lit); e >= 0 {
+			wi, gi = end, e
+			if ph == "{{cwd}}" {
+				pat.WriteString(`(?:` + regexp.QuoteMeta("{{cwd}}") + `|.+?)`)
+			} else {
+				pat.WriteString(`.+?`)
+			}
+			pat.WriteString(regexp.QuoteMeta(lit))
+			continue
+		}
+		// The texts part inside lit: the longest prefix of lit (cut between
+		// characters, or the pattern would not compile) that still matches;
+		// a prefix that matches makes every shorter one match.
+		var cuts []int
+		for c := range lit {
+			cuts = append(cuts, c)
+		}
+		lo, hi, at := 0, len(cuts)-1, -1
+		for lo <= hi {
+			mid := (lo + hi) / 2
+			if e := match(ph, lit[:cuts[mid]]); e >= 0 {
+				at, lo = e, mid+1
+				wi = l[1] + cuts[mid]
+			} else {
+				hi = mid - 1
+			}
+		}
+		if at >= 0 {
+			gi = at
+		} else {
+			wi = l[0]
+		}
+		return wi, gi
+	}
+	return wi, gi
 }
 
 // describe names a message by its role and part types.
