@@ -103,7 +103,7 @@ type CorpusCase struct {
 // for a log the reference suite did not harvest.
 const placeholderID = "{{sessionId}}"
 
-var policyText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Current DSH file policy: ([a-z-]+)`) })
+var policyText = &pattern{expr: `Current DSH file policy: ([a-z-]+)`}
 
 // Eligible decides whether reel can replay a corpus scenario and gathers
 // what the run needs. missing lists every capability the scenario needs
@@ -153,7 +153,7 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c = &CorpusCase{Scenario: sc, Mode: "danger-full-access", Approval: "on-request", Prep: CorpusPreps[filepath.Base(dir)]}
+	c = &CorpusCase{Scenario: sc, Mode: "danger-full-access", Approval: "on-request", Prep: CorpusPreps()[filepath.Base(dir)]}
 	if c.Prep.Missing != "" {
 		add("%s", c.Prep.Missing)
 	}
@@ -170,7 +170,7 @@ func Eligible(dir string) (c *CorpusCase, missing []string, err error) {
 		case e.Type == sessionlog.TypeTitleLLMRequest:
 			c.TitleModel = true
 		case e.Type == sessionlog.TypeUserMessage:
-			if m := policyText().FindSubmatch(e.Data); m != nil {
+			if m := policyText.get().FindSubmatch(e.Data); m != nil {
 				c.Mode = string(m[1])
 			}
 			if bytes.Contains(e.Data, []byte("Approval prompts are disabled")) {

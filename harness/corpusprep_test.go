@@ -109,18 +109,18 @@ func TestRelinkRefuses(t *testing.T) {
 // TestDocCorpusPreps keeps docs/scenarios.md's table of corpus
 // preparations equal to CorpusPreps; REEL_WRITE_DOC=1 rewrites it.
 func TestDocCorpusPreps(t *testing.T) {
-	names := make([]string, 0, len(CorpusPreps))
-	for n := range CorpusPreps {
+	names := make([]string, 0, len(CorpusPreps()))
+	for n := range CorpusPreps() {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b strings.Builder
 	b.WriteString("| corpus scenario | what the reference suite does, and what the harness reproduces |\n|---|---|\n")
 	for _, n := range names {
-		p := CorpusPreps[n]
+		p := CorpusPreps()[n]
 		if p.Source == "" || (p.Workspace == nil && len(p.EnvironmentLines) == 0 && len(p.Args) == 0 &&
 			p.Web == nil && p.FromRecording == nil && p.Missing == "" && !p.TitleOverride && p.SettlementMarker == "") {
-			t.Errorf("CorpusPreps[%q] is incomplete", n)
+			t.Errorf("CorpusPreps()[%q] is incomplete", n)
 		}
 		b.WriteString("| `" + n + "` | " + strings.ReplaceAll(p.Source, "|", `\|`) + " |\n")
 	}

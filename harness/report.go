@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -73,7 +71,7 @@ type FailureGroup struct {
 }
 
 // seqPattern matches the event position a log diff starts with.
-var seqPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`seq \d+ \(`) })
+var seqPattern = &pattern{expr: `seq \d+ \(`}
 
 // causeKey is a failure's text with what is particular to one scenario (its
 // name and the seq of a differing event) taken out, so that one prompt or
@@ -85,7 +83,7 @@ func causeKey(scenarioName, failure string) string {
 	}
 	key = strings.ReplaceAll(key, scenarioName+"/", "<scenario>/")
 	key = strings.ReplaceAll(key, "/"+scenarioName+"_1.snap", "/<scenario>_1.snap")
-	return seqPattern().ReplaceAllString(key, "seq N (")
+	return seqPattern.get().ReplaceAllString(key, "seq N (")
 }
 
 // GroupFailures groups the results' failures by cause: failures whose text

@@ -239,9 +239,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // secretPattern matches what looks like an API key or bearer token.
-var secretPattern = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`)
-})
+var secretPattern = &pattern{expr: `(sk-[A-Za-z0-9_-]{16,}|[Bb]earer\s+[A-Za-z0-9._~+/-]{16,}|(?i:api[_-]?key)["']?\s*[:=]\s*["']?[A-Za-z0-9_-]{16,})`}
 
 // guard is one named check of the fixtures and goldens as a whole; fn
 // returns its problems, each naming the offending file or scenario.
@@ -464,7 +462,7 @@ func guardSecrets(s *Suite, _ *fixtureSet) []string {
 			if err != nil {
 				return err
 			}
-			if m := secretPattern().Find(b); m != nil {
+			if m := secretPattern.get().Find(b); m != nil {
 				out = append(out, fmt.Sprintf("%s: looks like a secret (%q…); never commit keys or tokens", path, m[:min(len(m), 8)]))
 			}
 			return nil

@@ -9,9 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -26,12 +24,12 @@ import (
 // fetches it again.
 
 // loopbackURL finds the fixture server's address in a prompt.
-var loopbackURL = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`http://127\.0\.0\.1:(\d{2,5})/`) })
+var loopbackURL = &pattern{expr: `http://127\.0\.0\.1:(\d{2,5})/`}
 
 // webPort is the loopback port the scenario's prompts fetch from.
 func webPort(sc *scenario.Scenario) (int, error) {
 	for _, st := range sc.Input.Steps {
-		if m := loopbackURL().FindStringSubmatch(st.Text); m != nil {
+		if m := loopbackURL.get().FindStringSubmatch(st.Text); m != nil {
 			if n, err := strconv.Atoi(m[1]); err == nil && n > 0 && n < 65536 {
 				return n, nil
 			}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -488,6 +489,16 @@ func Run(ctx context.Context, args []string, env IO) error {
 	srv, err := acpserver.New(acfg)
 	if err != nil {
 		return err
+	}
+	// The live model's first-use encoding work is done now, in the
+	// background, while initialize and session/new are answered (mostly
+	// waiting on fsync), not between the first prompt and its request.
+	if shared, ok := cfg.Models.(agent.SharedModels); ok {
+		if w, ok := shared.Provider.(interface{ Warm() }); ok {
+			var warm sync.WaitGroup
+			warm.Go(w.Warm)
+			defer warm.Wait()
+		}
 	}
 	return srv.Serve(ctx, env.Stdin, env.Stdout)
 }

@@ -6,13 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Set is an ordered collection of tools with unique names. It is immutable
 // and safe for concurrent use.
 type Set struct {
-	tools   []Tool
-	byName  map[string]Tool
+	tools  []Tool
+	byName map[string]Tool
+	list   []Schema // checked by NewSet
+	// schemas is list encoded, on the first call of Schemas: a process
+	// builds its sets at start, and the first model request is the first
+	// to need them (reel acp answers initialize and session/new without).
+	encode  sync.Once
 	schemas json.RawMessage
 }
 
@@ -72,14 +78,24 @@ func NewSet(tools ...Tool) (*Set, error) {
 		s.byName[name] = t
 		schemas = append(schemas, sc)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(schemas); err != nil {
-		return nil, fmt.Errorf("tools: NewSet: encoding schemas: %w", err)
-	}
-	s.schemas = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	s.list = schemas
 	return s, nil
+}
+
+// encoded is the schemas as one compact JSON array, encoded once. A Schema
+// holds strings and parameters NewSet found to be one valid JSON object,
+// which always encode.
+func (s *Set) encoded() json.RawMessage {
+	s.encode.Do(func() {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s.list); err != nil {
+			panic(fmt.Sprintf("tools: encoding schemas NewSet checked: %v", err))
+		}
+		s.schemas = bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	})
+	return s.schemas
 }
 
 // isJSONObject reports whether b is one valid JSON value that is an object
@@ -117,7 +133,7 @@ func (s *Set) Lookup(name string) (Tool, error) {
 // array of {"name","description","parameters"} objects. The bytes are
 // deterministic; HTML characters are not escaped. The result is a copy.
 func (s *Set) Schemas() json.RawMessage {
-	return append(json.RawMessage(nil), s.schemas...)
+	return append(json.RawMessage(nil), s.encoded()...)
 }
 
 // Run looks up the tool called name and runs it.

@@ -11,21 +11,21 @@ import (
 // children's session ids, which a replay pins to the recorded ones.
 
 var (
-	queuedFor      = lazyRegexp(`^message queued as the next turn for subagent (\S+)$`)
-	reportAccepted = lazyRegexp(`^report accepted by the agent that started you as message \S+$`)
-	interruptFor   = lazyRegexp(`^interrupt requested for agent (\S+)$`)
+	queuedFor      = &pattern{expr: `^message queued as the next turn for subagent (\S+)$`}
+	reportAccepted = &pattern{expr: `^report accepted by the agent that started you as message \S+$`}
+	interruptFor   = &pattern{expr: `^interrupt requested for agent (\S+)$`}
 	// agentLine is one list_agents entry: "<id> [<status>] — <label>", or
 	// with the descendants scope "<id> [<status>] parent=<p> depth=<n> —
 	// <label>", or "<id> [diagnostic: …]" for a child whose log cannot be
 	// read.
-	agentLine = lazyRegexp(`^\S+ \[[a-z]+(?:: [a-z]+)?\](?: .*)?$`)
+	agentLine = &pattern{expr: `^\S+ \[[a-z]+(?:: [a-z]+)?\](?: .*)?$`}
 )
 
 // sendMessageEssence reduces a send_message result to the child it queued
 // a turn for (the message itself is the call's argument, compared with
 // every call's arguments).
 func sendMessageEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := queuedFor().FindStringSubmatch(strings.TrimSpace(text))
+	m := queuedFor.get().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return Essence{}, false
 	}
@@ -45,7 +45,7 @@ func listAgentsEssence(text string, _ json.RawMessage) (Essence, bool) {
 	var e Essence
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimRight(l, " \t")
-		if !agentLine().MatchString(l) {
+		if !agentLine.get().MatchString(l) {
 			return Essence{}, false
 		}
 		e.Items = append(e.Items, l)
@@ -56,7 +56,7 @@ func listAgentsEssence(text string, _ json.RawMessage) (Essence, bool) {
 // reportEssence reduces a report result to its acceptance: the message id
 // it names is the id of the parent's new message, opaque.
 func reportEssence(text string, _ json.RawMessage) (Essence, bool) {
-	if !reportAccepted().MatchString(strings.TrimSpace(text)) {
+	if !reportAccepted.get().MatchString(strings.TrimSpace(text)) {
 		return Essence{}, false
 	}
 	return Essence{Facts: []string{"report accepted"}}, true
@@ -65,7 +65,7 @@ func reportEssence(text string, _ json.RawMessage) (Essence, bool) {
 // interruptEssence reduces an interrupt_agent result to the agent it
 // names.
 func interruptEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := interruptFor().FindStringSubmatch(strings.TrimSpace(text))
+	m := interruptFor.get().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return Essence{}, false
 	}

@@ -2,6 +2,7 @@ package equiv
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,4 +42,17 @@ func checkDocBlock(t *testing.T, path, marker, want string) {
 		return
 	}
 	t.Errorf("%s: the %s block is out of date (REEL_WRITE_DOC=1 go test -run %s rewrites it); want:\n%s", path, marker, t.Name(), want)
+}
+
+// TestSpillTexts holds the decimal texts the bash rule quotes to the
+// constants the comparison uses.
+func TestSpillTexts(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		text string
+	}{{spillSlack, spillSlackText}, {spillEdge, spillEdgeText}} {
+		if got := strconv.Itoa(tc.n); got != tc.text {
+			t.Errorf("constant %d is quoted as %q", tc.n, tc.text)
+		}
+	}
 }

@@ -21,8 +21,8 @@ func imageFact(p sessionlog.Part) (string, bool) {
 }
 
 var (
-	imageEnvelope = lazyRegexp(`^<path>(.*)</path>\n<type>image</type>\n<content>\n(.*)\n</content>`)
-	imageFactRe   = lazyRegexp(`\[image sha256:[0-9a-f]{64} [^\]]*\]`)
+	imageEnvelope = &pattern{expr: `^<path>(.*)</path>\n<type>image</type>\n<content>\n(.*)\n</content>`}
+	imageFactRe   = &pattern{expr: `\[image sha256:[0-9a-f]{64} [^\]]*\]`}
 )
 
 // readImageEssence reduces a read_image result (its envelope, then the
@@ -30,8 +30,8 @@ var (
 // the attachment. A result without an image part is in no known
 // presentation: an image read that enters no image differs.
 func readImageEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := imageEnvelope().FindStringSubmatch(text)
-	imgs := imageFactRe().FindAllString(text, -1)
+	m := imageEnvelope.get().FindStringSubmatch(text)
+	imgs := imageFactRe.get().FindAllString(text, -1)
 	if m == nil || len(imgs) == 0 {
 		return Essence{}, false
 	}

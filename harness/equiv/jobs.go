@@ -6,9 +6,9 @@ import (
 )
 
 var (
-	jobStatusLine  = lazyRegexp(`^\[status: ([a-z]+)(?:, ([^\]]*))?\]$`)
-	jobKillAsked   = lazyRegexp(`^requested cancellation of job (\S+)$`)
-	jobKillAlready = lazyRegexp(`^job (\S+) had already finished (\[status: [^\]]*\])$`)
+	jobStatusLine  = &pattern{expr: `^\[status: ([a-z]+)(?:, ([^\]]*))?\]$`}
+	jobKillAsked   = &pattern{expr: `^requested cancellation of job (\S+)$`}
+	jobKillAlready = &pattern{expr: `^job (\S+) had already finished (\[status: [^\]]*\])$`}
 )
 
 // jobOutputEssence reduces a job_output result: its status line (last
@@ -20,7 +20,7 @@ var (
 func jobOutputEssence(text string, _ json.RawMessage) (Essence, bool) {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	last := strings.TrimSpace(lines[len(lines)-1])
-	m := jobStatusLine().FindStringSubmatch(last)
+	m := jobStatusLine.get().FindStringSubmatch(last)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -49,16 +49,16 @@ func jobOutputEssence(text string, _ json.RawMessage) (Essence, bool) {
 // (with its status line).
 func jobKillEssence(text string, _ json.RawMessage) (Essence, bool) {
 	t := strings.TrimSpace(text)
-	if m := jobKillAsked().FindStringSubmatch(t); m != nil {
+	if m := jobKillAsked.get().FindStringSubmatch(t); m != nil {
 		return Essence{Facts: []string{"cancellation requested", "job " + m[1]}}, true
 	}
-	if m := jobKillAlready().FindStringSubmatch(t); m != nil {
+	if m := jobKillAlready.get().FindStringSubmatch(t); m != nil {
 		return Essence{Facts: []string{"already finished", "job " + m[1], m[2]}}, true
 	}
 	return Essence{}, false
 }
 
-var eventReadHead = lazyRegexp("^Session (\\S+) — (.*)\nTarget event seq (\\d+):\n```json\n\\{\n  \"type\": \"([^\"]+)\"")
+var eventReadHead = &pattern{expr: "^Session (\\S+) — (.*)\nTarget event seq (\\d+):\n```json\n\\{\n  \"type\": \"([^\"]+)\""}
 
 // eventReadEssence reduces a session_event_read result to its title (the
 // caller's session id is each system's own) and the seq it read. The
@@ -67,7 +67,7 @@ var eventReadHead = lazyRegexp("^Session (\\S+) — (.*)\nTarget event seq (\\d+
 // sandbox/mode and approval/policy events), so one seq names different
 // events, of different sizes (spilled or not).
 func eventReadEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := eventReadHead().FindStringSubmatch(text)
+	m := eventReadHead.get().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}

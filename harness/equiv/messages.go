@@ -143,8 +143,8 @@ func sourceOf(u *userFact) *source {
 }
 
 var (
-	instrFrom = lazyRegexp(`(?m)^(?:Additional instructions|Instructions) from: (.+)$`)
-	instrPara = lazyRegexp("(?m)^These instructions apply to work under `[^`\n]*`\\.[^\n]*$")
+	instrFrom = &pattern{expr: `(?m)^(?:Additional instructions|Instructions) from: (.+)$`}
+	instrPara = &pattern{expr: "(?m)^These instructions apply to work under `[^`\n]*`\\.[^\n]*$"}
 )
 
 // instructionFiles lists the files an instructions message injects, as
@@ -152,7 +152,7 @@ var (
 func instructionFiles(parts []string) []string {
 	var out []string
 	for _, part := range parts {
-		idx := instrFrom().FindAllStringSubmatchIndex(part, -1)
+		idx := instrFrom.get().FindAllStringSubmatchIndex(part, -1)
 		for k, m := range idx {
 			name := part[m[2]:m[3]]
 			end := len(part)
@@ -162,7 +162,7 @@ func instructionFiles(parts []string) []string {
 			body := part[m[1]:end]
 			body = strings.ReplaceAll(body, "</system-reminder>", "")
 			body = strings.ReplaceAll(body, "<system-reminder>", "")
-			body = instrPara().ReplaceAllString(body, "")
+			body = instrPara.get().ReplaceAllString(body, "")
 			out = append(out, name+": "+strings.Join(strings.Fields(body), " "))
 		}
 	}
@@ -217,8 +217,8 @@ func classify(f *facts) {
 }
 
 var (
-	policyMode  = lazyRegexp(`Current DSH file policy: ([a-z-]+)`)
-	approvalOff = lazyRegexp(`Approval prompts are disabled`)
+	policyMode  = &pattern{expr: `Current DSH file policy: ([a-z-]+)`}
+	approvalOff = &pattern{expr: `Approval prompts are disabled`}
 )
 
 // settings lists the sandbox modes and approval policies in force as a
@@ -252,14 +252,14 @@ func settings(f *facts, l *Log) (modes, approvals []string) {
 			continue
 		}
 		text := strings.Join(u.Parts, "\n")
-		if m := policyMode().FindStringSubmatch(text); m != nil && fromModes {
+		if m := policyMode.get().FindStringSubmatch(text); m != nil && fromModes {
 			add(&modes, m[1])
 		}
 		if !fromApprovals {
 			continue
 		}
 		switch {
-		case approvalOff().MatchString(text):
+		case approvalOff.get().MatchString(text):
 			add(&approvals, "never")
 		case strings.Contains(text, "Approval policy: ask"):
 			add(&approvals, "on-request")

@@ -11,12 +11,12 @@ import (
 // no line; the startup output (the prompt alone) is not compared.
 
 var (
-	termOpened = lazyRegexp(`^started terminal session (\S+)(?: \((.*)\))? \[type: ([^\]\n]+)\]\n`)
-	termSent   = lazyRegexp(`(?s)^(.*)\n\[wait: ([a-z_]+)\]\n\[session: ([^\]\n]+)\](\n\[output truncated\])?$`)
-	termPaged  = lazyRegexp(`(?s)^(.*)\n\[lines: (\d+)-(\d+) of (\d+)\](\n\[output truncated\])?$`)
-	termSignal = lazyRegexp(`^delivered (SIG[A-Z]+) to foreground process group \d+$`)
-	termClosed = lazyRegexp(`^(?:closed terminal session (\S+)|terminal session (\S+) was already closing)$`)
-	termListed = lazyRegexp(`^(\S+(?: \(.*\))? \[[^\]]+\] (?:running|exited code=\S+ signal=\S+))(?: pid=\d+)?$`)
+	termOpened = &pattern{expr: `^started terminal session (\S+)(?: \((.*)\))? \[type: ([^\]\n]+)\]\n`}
+	termSent   = &pattern{expr: `(?s)^(.*)\n\[wait: ([a-z_]+)\]\n\[session: ([^\]\n]+)\](\n\[output truncated\])?$`}
+	termPaged  = &pattern{expr: `(?s)^(.*)\n\[lines: (\d+)-(\d+) of (\d+)\](\n\[output truncated\])?$`}
+	termSignal = &pattern{expr: `^delivered (SIG[A-Z]+) to foreground process group \d+$`}
+	termClosed = &pattern{expr: `^(?:closed terminal session (\S+)|terminal session (\S+) was already closing)$`}
+	termListed = &pattern{expr: `^(\S+(?: \(.*\))? \[[^\]]+\] (?:running|exited code=\S+ signal=\S+))(?: pid=\d+)?$`}
 )
 
 // shellPrompts are the prompts the two systems' shells print.
@@ -42,7 +42,7 @@ func terminalLines(out string) []string {
 
 // terminalOpenEssence: the terminal's id, name and type.
 func terminalOpenEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := termOpened().FindStringSubmatch(text)
+	m := termOpened.get().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -53,7 +53,7 @@ func terminalOpenEssence(text string, _ json.RawMessage) (Essence, bool) {
 // lines — from the logged viewport when the result carries one (the
 // result's text may show only its tail), else from the text.
 func terminalSendEssence(text string, meta json.RawMessage) (Essence, bool) {
-	m := termSent().FindStringSubmatch(text)
+	m := termSent.get().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -76,7 +76,7 @@ func terminalSendEssence(text string, meta json.RawMessage) (Essence, bool) {
 
 // terminalReadEssence: the page's place and its lines.
 func terminalReadEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := termPaged().FindStringSubmatch(text)
+	m := termPaged.get().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -93,7 +93,7 @@ func terminalReadEssence(text string, _ json.RawMessage) (Essence, bool) {
 // terminalSignalEssence: the signal delivered (the process group is each
 // run's own).
 func terminalSignalEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := termSignal().FindStringSubmatch(strings.TrimSpace(text))
+	m := termSignal.get().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return Essence{}, false
 	}
@@ -103,7 +103,7 @@ func terminalSignalEssence(text string, _ json.RawMessage) (Essence, bool) {
 // terminalCloseEssence: the terminal closed, and whether it was already
 // closing.
 func terminalCloseEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := termClosed().FindStringSubmatch(strings.TrimSpace(text))
+	m := termClosed.get().FindStringSubmatch(strings.TrimSpace(text))
 	switch {
 	case m == nil:
 		return Essence{}, false
@@ -121,7 +121,7 @@ func terminalListEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	var e Essence
 	for _, l := range strings.Split(body, "\n") {
-		m := termListed().FindStringSubmatch(l)
+		m := termListed.get().FindStringSubmatch(l)
 		if m == nil {
 			return Essence{}, false
 		}

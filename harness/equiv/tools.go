@@ -65,8 +65,8 @@ var ToolRules = []ToolRule{
 	{
 		Tool: "bash",
 		Compared: "the exit status (code, or the signal that killed it), a timeout, a sandbox denial, whether the output was spilled to a file and the whole result's size (shown + omitted bytes), and the output lines; " +
-			"a spilled result by that size, how much of it is shown inline (the result's text less the spill path it names, within " + strconv.Itoa(spillSlack) + " bytes: " +
-			"both fill the inline cap, and each system's spill path has its own length) and the first and last " + strconv.Itoa(spillEdge) + " bytes shown",
+			"a spilled result by that size, how much of it is shown inline (the result's text less the spill path it names, within " + spillSlackText + " bytes: " +
+			"both fill the inline cap, and each system's spill path has its own length) and the first and last " + spillEdgeText + " bytes shown",
 		Normalized: "`[exit code: N]` against `[exit code N]`, `[killed by signal: SIGX]` against `[killed by signal N (description)]` (N mapped to its Linux name), `[timed out after Nms]` against `[timed out after N ms]`; " +
 			"the reference's trailing `[sandbox: file access denied under M mode]` against reel's leading `[sandbox denied: mode M]` line; " +
 			"`(no output)` is no lines; the reference prints stderr after stdout under a `[stderr]` line while reel interleaves the two streams, " +
@@ -244,7 +244,7 @@ func lspEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	for _, l := range strings.Split(body, "\n") {
 		l = strings.TrimRight(l, " \t")
-		if m := lspLocation().FindStringSubmatch(l); m != nil {
+		if m := lspLocation.get().FindStringSubmatch(l); m != nil {
 			l = relPath(m[1]) + m[2]
 		}
 		e.Items = append(e.Items, l)
@@ -253,7 +253,7 @@ func lspEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 // lspLocation is one location line of an lsp result.
-var lspLocation = lazyRegexp(`^(.+)(:\d+:\d+)$`)
+var lspLocation = &pattern{expr: `^(.+)(:\d+:\d+)$`}
 
 // toolRule returns the rule for a tool, or nil.
 func toolRule(name string) *ToolRule {
@@ -285,15 +285,15 @@ func relPath(p string) string {
 const maxLineRunes = 2000
 
 var (
-	refLineCut  = lazyRegexp(`\.\.\. \(line truncated to \d+ chars\)$`)
-	reelLineCut = lazyRegexp(`… \[line cut: \d+ characters\]$`)
+	refLineCut  = &pattern{expr: `\.\.\. \(line truncated to \d+ chars\)$`}
+	reelLineCut = &pattern{expr: `… \[line cut: \d+ characters\]$`}
 )
 
 // lineText normalizes one shown line: the cut markers removed, at most
 // maxLineRunes characters.
 func lineText(s string) string {
-	s = refLineCut().ReplaceAllString(s, "")
-	s = reelLineCut().ReplaceAllString(s, "")
+	s = refLineCut.get().ReplaceAllString(s, "")
+	s = reelLineCut.get().ReplaceAllString(s, "")
 	if utf8.RuneCountInString(s) > maxLineRunes {
 		s = string([]rune(s)[:maxLineRunes])
 	}
@@ -301,9 +301,9 @@ func lineText(s string) string {
 }
 
 var (
-	refReadRow  = lazyRegexp(`^(\d+): ?(.*)$`)
-	reelReadRow = lazyRegexp(`^ *(\d+)\t(.*)$`)
-	reelEmpty   = lazyRegexp(`^\(.* is empty\)$`)
+	refReadRow  = &pattern{expr: `^(\d+): ?(.*)$`}
+	reelReadRow = &pattern{expr: `^ *(\d+)\t(.*)$`}
+	reelEmpty   = &pattern{expr: `^\(.* is empty\)$`}
 )
 
 // readEssence reduces a read result to its numbered lines.
@@ -316,7 +316,7 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 		body = strings.TrimSuffix(strings.TrimRight(body, "\n"), "</content>")
 		var e Essence
 		for _, line := range strings.Split(body, "\n") {
-			m := refReadRow().FindStringSubmatch(line)
+			m := refReadRow.get().FindStringSubmatch(line)
 			if m == nil {
 				break
 			}
@@ -324,12 +324,12 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 		}
 		return e, true
 	}
-	if reelEmpty().MatchString(strings.TrimSpace(text)) {
+	if reelEmpty.get().MatchString(strings.TrimSpace(text)) {
 		return Essence{}, true
 	}
 	var e Essence
 	for _, line := range strings.Split(text, "\n") {
-		m := reelReadRow().FindStringSubmatch(line)
+		m := reelReadRow.get().FindStringSubmatch(line)
 		if m == nil {
 			break
 		}
@@ -342,19 +342,19 @@ func readEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	spillNotice = lazyRegexp(`(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`)
-	streamCut   = lazyRegexp(`\n\[output truncated; full output: [^\]\n]*\]`)
+	spillNotice = &pattern{expr: `(?s)(?:\n\n)?\(Omitted (\d+) bytes\. [^\n]*\)$`}
+	streamCut   = &pattern{expr: `\n\[output truncated; full output: [^\]\n]*\]`}
 	// bashMarker matches one trailing status line of either system.
-	bashMarker = lazyRegexp(`^(?:` +
+	bashMarker = &pattern{expr: `^(?:` +
 		`\[exit code:? (\d+)\]` + // 1: exit code
 		`|\[killed by signal (\d+) \([^)\]]*\)\]` + // 2: signal number (reel)
 		`|\[killed by signal: ([A-Za-z0-9]+)\]` + // 3: signal name (reference)
 		`|\[timed out after (\d+) ?ms\]` + // 4: timeout
 		`|\[sandbox: file access denied under ([a-z-]+) mode\]` + // 5: reference denial
 		`|\[sandbox: escalation available[^\]]*\]` +
-		`|\[cancelled\])$`)
+		`|\[cancelled\])$`}
 	// reelDenial is reel's denial marker, which starts the result.
-	reelDenial = lazyRegexp(`^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`)
+	reelDenial = &pattern{expr: `^\[sandbox denied: mode ([a-z-]+)\][^\n]*\n`}
 )
 
 // bashEssence reduces a bash result to its status and output lines.
@@ -364,12 +364,12 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 	}
 	var e Essence
 	exit, signal, denied, timeout := "0", "", "", false
-	if m := reelDenial().FindStringSubmatch(text); m != nil {
+	if m := reelDenial.get().FindStringSubmatch(text); m != nil {
 		denied = m[1]
 		text = text[len(m[0]):]
 	}
 	spilled := ""
-	if m := spillNotice().FindStringSubmatchIndex(text); m != nil {
+	if m := spillNotice.get().FindStringSubmatchIndex(text); m != nil {
 		// What fits beside the notice depends on the notice's length (the
 		// spill path), so the two systems show and omit different byte
 		// counts of the same result: its whole size is the fact.
@@ -378,13 +378,13 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 		text = text[:m[0]]
 		spilled = strconv.Itoa(len(text) + omitted)
 	}
-	truncated := streamCut().MatchString(text)
-	text = streamCut().ReplaceAllString(text, "")
+	truncated := streamCut.get().MatchString(text)
+	text = streamCut.get().ReplaceAllString(text, "")
 	// Status lines come last, each on its own line.
 	for {
 		i := strings.LastIndexByte(text, '\n')
 		last := text[i+1:]
-		m := bashMarker().FindStringSubmatch(last)
+		m := bashMarker.get().FindStringSubmatch(last)
 		if m == nil {
 			break
 		}
@@ -459,15 +459,20 @@ func bashEssence(text string, _ json.RawMessage) (Essence, bool) {
 // smallest cap the corpus uses (800 bytes).
 const spillSlack = 100
 
+// spillSlackText is spillSlack in decimal, for the rule's text (a
+// constant, so ToolRules is initialized statically; TestSpillTexts holds
+// the two together).
+const spillSlackText = "100"
+
 // spillStoredAt finds the spill path in a notice: "stored at: PATH. Use …"
 // (reel and the reference alike; reel's "only its first N bytes are
 // stored at: PATH. …" too).
-var spillStoredAt = lazyRegexp(`stored at: (.*?)\. [A-Z]`)
+var spillStoredAt = &pattern{expr: `stored at: (.*?)\. [A-Z]`}
 
 // spillPath is the spill path a notice names, or "" when it names none
 // (the result was not stored).
 func spillPath(notice string) string {
-	if m := spillStoredAt().FindStringSubmatch(notice); m != nil {
+	if m := spillStoredAt.get().FindStringSubmatch(notice); m != nil {
 		return m[1]
 	}
 	return ""
@@ -477,6 +482,9 @@ func spillPath(notice string) string {
 // compared: less than either system shows beside its notice under an
 // 800-byte cap (the smallest the corpus uses).
 const spillEdge = 200
+
+// spillEdgeText is spillEdge in decimal (see spillSlackText).
+const spillEdgeText = "200"
 
 // spillEdges is the first and last n bytes of a spilled result's shown
 // text (cut on character boundaries), as two items.
@@ -494,18 +502,39 @@ func spillEdges(body string, n int) []string {
 	return []string{"head: " + head, "tail: " + tail}
 }
 
-// linuxSignals names the signals by their Linux numbers: reel prints the
-// number (and Go's description), the reference the name.
-var linuxSignals = map[string]string{
-	"1": "SIGHUP", "2": "SIGINT", "3": "SIGQUIT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE",
-	"9": "SIGKILL", "10": "SIGUSR1", "11": "SIGSEGV", "12": "SIGUSR2", "13": "SIGPIPE", "14": "SIGALRM", "15": "SIGTERM",
-}
-
 // signalName maps a signal number to its name ("9" → "SIGKILL"); an
-// unknown number stays a number.
+// unknown number stays a number. reel prints the number (and Go's
+// description), the reference the name; these are the Linux numbers.
 func signalName(n string) string {
-	if s, ok := linuxSignals[n]; ok {
-		return s
+	switch n {
+	case "1":
+		return "SIGHUP"
+	case "2":
+		return "SIGINT"
+	case "3":
+		return "SIGQUIT"
+	case "4":
+		return "SIGILL"
+	case "6":
+		return "SIGABRT"
+	case "7":
+		return "SIGBUS"
+	case "8":
+		return "SIGFPE"
+	case "9":
+		return "SIGKILL"
+	case "10":
+		return "SIGUSR1"
+	case "11":
+		return "SIGSEGV"
+	case "12":
+		return "SIGUSR2"
+	case "13":
+		return "SIGPIPE"
+	case "14":
+		return "SIGALRM"
+	case "15":
+		return "SIGTERM"
 	}
 	return "signal " + n
 }
@@ -528,9 +557,9 @@ func cutLine(s, line string) (before, after string, ok bool) {
 }
 
 var (
-	showing   = lazyRegexp(`\(Showing (\d+) of (\d+) `)
-	globStop  = lazyRegexp(`\(glob stopped `)
-	reelNoHit = lazyRegexp(`^No files match `)
+	showing   = &pattern{expr: `\(Showing (\d+) of (\d+) `}
+	globStop  = &pattern{expr: `\(glob stopped `}
+	reelNoHit = &pattern{expr: `^No files match `}
 )
 
 // globEssence reduces a glob result to its set of paths.
@@ -538,17 +567,17 @@ func globEssence(text string, _ json.RawMessage) (Essence, bool) {
 	e := Essence{Unordered: true}
 	list, notes, _ := strings.Cut(text, "\n\n(")
 	notes = "(" + notes
-	if m := showing().FindStringSubmatch(notes); m != nil {
+	if m := showing.get().FindStringSubmatch(notes); m != nil {
 		e.Facts = append(e.Facts, "total "+m[2])
 	}
-	if globStop().MatchString(notes) {
+	if globStop.get().MatchString(notes) {
 		e.Facts = append(e.Facts, "search stopped early")
 	}
 	list = strings.TrimSpace(list)
 	switch {
 	case list == "":
 		return Essence{}, false
-	case list == "No files found", reelNoHit().MatchString(list):
+	case list == "No files found", reelNoHit.get().MatchString(list):
 		return e, true
 	}
 	for _, p := range strings.Split(list, "\n") {
@@ -559,10 +588,10 @@ func globEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	refGrepHead = lazyRegexp(`^Found (?:(\d+) of )?(\d+) match(?:es)?$`)
-	refGrepRow  = lazyRegexp(`^Line (\d+): ?(.*)$`)
-	reelGrepRow = lazyRegexp(`^(.+?):(\d+):(.*)$`)
-	reelGrepCnt = lazyRegexp(`^(.+):(\d+)$`)
+	refGrepHead = &pattern{expr: `^Found (?:(\d+) of )?(\d+) match(?:es)?$`}
+	refGrepRow  = &pattern{expr: `^Line (\d+): ?(.*)$`}
+	reelGrepRow = &pattern{expr: `^(.+?):(\d+):(.*)$`}
+	reelGrepCnt = &pattern{expr: `^(.+):(\d+)$`}
 )
 
 // grepEssence reduces a grep result to its set of matches.
@@ -572,7 +601,7 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return e, true
 	}
 	head, rest, _ := strings.Cut(text, "\n\n")
-	if refGrepHead().MatchString(head) {
+	if refGrepHead.get().MatchString(head) {
 		// Reference: sections "path\nLine N: text…" separated by blank
 		// lines, then an optional "(…)" footer.
 		for _, sec := range strings.Split(rest, "\n\n") {
@@ -582,7 +611,7 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 			lines := strings.Split(sec, "\n")
 			path := relPath(lines[0])
 			for _, l := range lines[1:] {
-				m := refGrepRow().FindStringSubmatch(l)
+				m := refGrepRow.get().FindStringSubmatch(l)
 				if m == nil {
 					return Essence{}, false
 				}
@@ -598,9 +627,9 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 		return Essence{}, false
 	}
 	for _, l := range strings.Split(list, "\n") {
-		if m := reelGrepRow().FindStringSubmatch(l); m != nil {
+		if m := reelGrepRow.get().FindStringSubmatch(l); m != nil {
 			e.Items = append(e.Items, relPath(m[1])+":"+m[2]+":"+lineText(m[3]))
-		} else if m := reelGrepCnt().FindStringSubmatch(l); m != nil {
+		} else if m := reelGrepCnt.get().FindStringSubmatch(l); m != nil {
 			e.Items = append(e.Items, relPath(m[1])+": "+m[2]+" matches")
 		} else {
 			e.Items = append(e.Items, relPath(l))
@@ -611,17 +640,17 @@ func grepEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	envelopePath = lazyRegexp(`^<path>([^\n]*)</path>\n`)
-	reelWrote    = lazyRegexp(`^Wrote \d+ bytes to (.+?)( \(new file\))?$`)
-	refEdited    = lazyRegexp(`^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`)
-	reelEdited   = lazyRegexp(`^Edited (.+): replaced \d+ occurrences?$`)
-	todoCounts   = lazyRegexp(`^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`)
+	envelopePath = &pattern{expr: `^<path>([^\n]*)</path>\n`}
+	reelWrote    = &pattern{expr: `^Wrote \d+ bytes to (.+?)( \(new file\))?$`}
+	refEdited    = &pattern{expr: `^The file (.+) has been updated(?: successfully\.|\. All occurrences were successfully replaced\.)$`}
+	reelEdited   = &pattern{expr: `^Edited (.+): replaced \d+ occurrences?$`}
+	todoCounts   = &pattern{expr: `^Updated todo list: (\d+) pending, (\d+) in progress, (\d+) completed\.$`}
 )
 
 // writeEssence reduces a write result to its path and kind.
 func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 	text = strings.TrimSpace(text)
-	if m := envelopePath().FindStringSubmatch(text); m != nil {
+	if m := envelopePath.get().FindStringSubmatch(text); m != nil {
 		switch {
 		case strings.Contains(text, "\n<content>\nCreated file\n</content>"):
 			return Essence{Facts: []string{"path " + relPath(m[1]), "created"}}, true
@@ -630,7 +659,7 @@ func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 		}
 		return Essence{}, false
 	}
-	if m := reelWrote().FindStringSubmatch(text); m != nil {
+	if m := reelWrote.get().FindStringSubmatch(text); m != nil {
 		kind := "replaced"
 		if m[2] != "" {
 			kind = "created"
@@ -643,7 +672,7 @@ func writeEssence(text string, _ json.RawMessage) (Essence, bool) {
 // editEssence reduces an edit result to its path.
 func editEssence(text string, _ json.RawMessage) (Essence, bool) {
 	text = strings.TrimSpace(text)
-	for _, re := range []*regexp.Regexp{refEdited(), reelEdited()} {
+	for _, re := range []*regexp.Regexp{refEdited.get(), reelEdited.get()} {
 		if m := re.FindStringSubmatch(text); m != nil {
 			return Essence{Facts: []string{"path " + relPath(m[1]), "edited"}}, true
 		}
@@ -653,7 +682,7 @@ func editEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // todoEssence reduces a todo_write result to its counts.
 func todoEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := todoCounts().FindStringSubmatch(strings.TrimSpace(text))
+	m := todoCounts.get().FindStringSubmatch(strings.TrimSpace(text))
 	if m == nil {
 		return Essence{}, false
 	}
@@ -723,7 +752,7 @@ func firstDifference(a, b Essence) string {
 		}
 	}
 	if !inlineEqual(a.Inline, b.Inline) {
-		return "shown inline: " + strconv.Itoa(a.Inline) + " vs " + strconv.Itoa(b.Inline) + " bytes besides the spill path (more than " + strconv.Itoa(spillSlack) + " apart)"
+		return "shown inline: " + strconv.Itoa(a.Inline) + " vs " + strconv.Itoa(b.Inline) + " bytes besides the spill path (more than " + spillSlackText + " apart)"
 	}
 	ai, bi := a.Items, b.Items
 	what := "line"
@@ -760,7 +789,7 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-var webFetched = lazyRegexp(`^Fetched (\S+) \(HTTP (\d{3})\)`)
+var webFetched = &pattern{expr: `^Fetched (\S+) \(HTTP (\d{3})\)`}
 
 // webWords splits a page's text into its words: runs of letters, digits
 // and marks, and every other character that is neither space nor one of
@@ -793,7 +822,7 @@ func webWords(s string) []string {
 // webFetchEssence reduces a web_fetch result to its URL, status and the
 // words of the page.
 func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
-	m := webFetched().FindStringSubmatch(text)
+	m := webFetched.get().FindStringSubmatch(text)
 	if m == nil {
 		return Essence{}, false
 	}
@@ -802,17 +831,17 @@ func webFetchEssence(text string, _ json.RawMessage) (Essence, bool) {
 }
 
 var (
-	skillName    = lazyRegexp(`^<skill_content name="([^"]*)">`)
-	skillBase    = lazyRegexp(`(?m)^Base directory for this skill: (.*)$`)
-	skillInstrRe = lazyRegexp(`(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`)
+	skillName    = &pattern{expr: `^<skill_content name="([^"]*)">`}
+	skillBase    = &pattern{expr: `(?m)^Base directory for this skill: (.*)$`}
+	skillInstrRe = &pattern{expr: `(?s)<skill_instructions>\n?(.*?)\n?</skill_instructions>`}
 )
 
 // skillEssence reduces a skill result to the skill's name, base directory
 // and instruction lines.
 func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
-	n := skillName().FindStringSubmatch(text)
-	b := skillBase().FindStringSubmatch(text)
-	in := skillInstrRe().FindStringSubmatch(text)
+	n := skillName.get().FindStringSubmatch(text)
+	b := skillBase.get().FindStringSubmatch(text)
+	in := skillInstrRe.get().FindStringSubmatch(text)
 	if n == nil || b == nil || in == nil {
 		return Essence{}, false
 	}
@@ -827,7 +856,7 @@ func skillEssence(text string, _ json.RawMessage) (Essence, bool) {
 
 // backgroundStart is the result of a background (continuable) subagent
 // call: the reference answers as soon as the child accepted its prompt.
-var backgroundStart = lazyRegexp(`^started subagent (\S+)$`)
+var backgroundStart = &pattern{expr: `^started subagent (\S+)$`}
 
 // runCodeEssence reduces a run_code result — the program's printed lines
 // and rendered return value, verbatim in both systems — to its lines.
@@ -847,7 +876,7 @@ func runCodeEssence(text string, _ json.RawMessage) (Essence, bool) {
 // child's final output verbatim, no framing, possibly empty — to its
 // lines; a background start to the child it names.
 func subagentEssence(text string, _ json.RawMessage) (Essence, bool) {
-	if m := backgroundStart().FindStringSubmatch(strings.TrimSpace(text)); m != nil {
+	if m := backgroundStart.get().FindStringSubmatch(strings.TrimSpace(text)); m != nil {
 		return Essence{Facts: []string{"started background child " + m[1]}}, true
 	}
 	e := Essence{Facts: []string{"child's final text"}}

@@ -211,13 +211,20 @@ const (
 	ContentResourceLink ContentType = "resource_link"
 )
 
-// contentFields is, for each content block type, the members it accepts
-// and requires.
-var contentFields = map[ContentType]strictjson.Fields{
-	ContentText:         {Allowed: []string{"type", "text"}, Required: []string{"text"}},
-	ContentImage:        {Allowed: []string{"type", "data", "mimeType", "uri"}, Required: []string{"data", "mimeType"}},
-	ContentAudio:        {Allowed: []string{"type", "data", "mimeType"}, Required: []string{"data", "mimeType"}},
-	ContentResourceLink: {Allowed: []string{"type", "uri", "name", "mimeType"}, Required: []string{"uri", "name"}},
+// contentFields is, for a content block type, the members it accepts and
+// requires; ok is false for a type the vocabulary does not define.
+func contentFields(t ContentType) (f strictjson.Fields, ok bool) {
+	switch t {
+	case ContentText:
+		return strictjson.Fields{Allowed: []string{"type", "text"}, Required: []string{"text"}}, true
+	case ContentImage:
+		return strictjson.Fields{Allowed: []string{"type", "data", "mimeType", "uri"}, Required: []string{"data", "mimeType"}}, true
+	case ContentAudio:
+		return strictjson.Fields{Allowed: []string{"type", "data", "mimeType"}, Required: []string{"data", "mimeType"}}, true
+	case ContentResourceLink:
+		return strictjson.Fields{Allowed: []string{"type", "uri", "name", "mimeType"}, Required: []string{"uri", "name"}}, true
+	}
+	return strictjson.Fields{}, false
 }
 
 // ContentBlock is one ACP prompt content block; it marshals to the ACP wire
@@ -687,7 +694,7 @@ func content(v strictjson.Value) ([]ContentBlock, error) {
 		if err != nil {
 			return nil, err
 		}
-		fs, ok := contentFields[ContentType(typ)]
+		fs, ok := contentFields(ContentType(typ))
 		if !ok {
 			return nil, tv.Errorf(ErrBadValue, "unknown content type %q", typ)
 		}

@@ -203,24 +203,17 @@ var vocabulary = []opSpec{
 		doc: "sends `session/fork` (unstable) for the session; `atAnswer: N` anchors it with `_meta.reel.atMessageId` at the message id of the session's N-th answer (1-based: the N-th distinct `messageId` of its `agent_message_chunk` updates this process received), `atSeq: S` with `_meta.reel.atSeq` (not both; neither: the whole history). The new session is the next in creation order (its log the next `session.N.jsonl`); prompt and load it like any other"},
 }
 
-// byName indexes the vocabulary by op name and by twin name.
-var byName = func() map[Op]*opSpec {
-	m := make(map[Op]*opSpec, 2*len(vocabulary))
-	for i := range vocabulary {
-		s := &vocabulary[i]
-		m[s.op] = s
-		if s.twin != "" {
-			m[s.twin] = s
-		}
-	}
-	return m
-}()
-
 // lookup returns the spec of an op name; twin reports a twin name (the op
 // with "expectError": true).
 func lookup(name Op) (s *opSpec, twin, ok bool) {
-	s, ok = byName[name]
-	return s, ok && s.twin == name, ok
+	// A scan, not a map built at package init: the vocabulary is short,
+	// and reel acp links this package without loading scenarios.
+	for i := range vocabulary {
+		if v := &vocabulary[i]; v.op == name || v.twin != "" && v.twin == name {
+			return v, v.twin == name, true
+		}
+	}
+	return nil, false, false
 }
 
 // fields returns the step fields the op accepts, "op" included.

@@ -18,28 +18,35 @@ import (
 // ones are strictjson's, shared with the replay override parser.
 var (
 	// ErrSyntax marks a file that is not well-formed JSON.
-	ErrSyntax = strictjson.ErrSyntax
+	ErrSyntax error = strictjson.ErrSyntax
 	// ErrDuplicateField marks an object that names a key twice.
-	ErrDuplicateField = strictjson.ErrDuplicateField
+	ErrDuplicateField error = strictjson.ErrDuplicateField
 	// ErrUnknownField marks a field the scenario vocabulary does not define,
 	// or one that the surrounding op or kind does not accept.
-	ErrUnknownField = strictjson.ErrUnknownField
+	ErrUnknownField error = strictjson.ErrUnknownField
 	// ErrMissingField marks a required field that is absent.
-	ErrMissingField = strictjson.ErrMissingField
+	ErrMissingField error = strictjson.ErrMissingField
 	// ErrBadValue marks a field whose value has the wrong JSON type or an
 	// invalid value (negative index, bad base64, …).
-	ErrBadValue = strictjson.ErrBadValue
+	ErrBadValue error = strictjson.ErrBadValue
 	// ErrUnknownOp marks a step whose op the vocabulary does not define; it
 	// is also an ErrBadValue.
-	ErrUnknownOp = fmt.Errorf("%w: unknown op", strictjson.ErrBadValue)
+	ErrUnknownOp error = unknownOp{}
 	// ErrUnsafePath marks a path that is absolute or escapes its base
 	// directory, including workspace symlinks that point outside it.
-	ErrUnsafePath = strictjson.ErrUnsafePath
+	ErrUnsafePath error = strictjson.ErrUnsafePath
 	// ErrLayout marks a problem with the files of a scenario folder: a
 	// missing input.json, a gap in session.N.jsonl numbering, a file where a
 	// directory belongs, and so on.
 	ErrLayout = errors.New("scenario: bad folder layout")
 )
+
+// unknownOp is ErrUnknownOp: an ErrBadValue with its own message (a
+// constant value, so the package is initialized statically).
+type unknownOp struct{}
+
+func (unknownOp) Error() string { return string(strictjson.ErrBadValue) + ": unknown op" }
+func (unknownOp) Unwrap() error { return strictjson.ErrBadValue }
 
 // Error is a problem found while loading a scenario: the file (or folder
 // entry), the JSON path of the offending value inside it (such as

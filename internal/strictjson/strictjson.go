@@ -13,24 +13,33 @@ import (
 	"unicode"
 )
 
-// Sentinel errors classify an *Error; test them with errors.Is.
-var (
+// Sentinel errors classify an *Error; test them with errors.Is. They are
+// constants, so a package that re-exports one (harness/scenario) is
+// initialized statically, doing no work at program start.
+const (
 	// ErrSyntax marks a document that is not exactly one well-formed JSON
 	// value.
-	ErrSyntax = errors.New("strictjson: invalid JSON")
+	ErrSyntax sentinel = "strictjson: invalid JSON"
 	// ErrDuplicateField marks an object that names a key twice.
-	ErrDuplicateField = errors.New("strictjson: duplicate field")
+	ErrDuplicateField sentinel = "strictjson: duplicate field"
 	// ErrUnknownField marks a member the vocabulary does not define, or one
 	// the surrounding variant (op, kind, type) does not accept.
-	ErrUnknownField = errors.New("strictjson: unknown field")
+	ErrUnknownField sentinel = "strictjson: unknown field"
 	// ErrMissingField marks a required member that is absent.
-	ErrMissingField = errors.New("strictjson: missing field")
+	ErrMissingField sentinel = "strictjson: missing field"
 	// ErrBadValue marks a value of the wrong JSON type or an invalid value.
-	ErrBadValue = errors.New("strictjson: bad value")
+	ErrBadValue sentinel = "strictjson: bad value"
 	// ErrUnsafePath marks a path that is absolute or climbs out of its base
 	// directory.
-	ErrUnsafePath = errors.New("strictjson: unsafe path")
+	ErrUnsafePath sentinel = "strictjson: unsafe path"
 )
+
+// sentinel is the type of the package's sentinel errors: a constant
+// message, equal to another sentinel when the messages are equal.
+type sentinel string
+
+// Error returns the message.
+func (e sentinel) Error() string { return string(e) }
 
 // Error is a problem found in a document (or, with no Path and no Line, in
 // a file as a whole). See the package documentation for its text.

@@ -33,8 +33,11 @@
 // their form. <dir>/<id>.lock is the writer lock (see below). Files starting
 // with '.' (".tmp-…" while a file is being created) are not sessions.
 //
-// Create writes the header to a temporary file in dir, fsyncs it, renames it
-// to the log's name and fsyncs dir: a log appears whole or not at all.
+// Create takes the session's lock and checks that the id is free; the
+// writer's first Sync (or Close) writes the header and the events appended
+// so far to a temporary file in dir, fsyncs it, renames it to the log's name
+// and fsyncs dir: a log appears whole or not at all, and a new session's
+// header and first events cost one file fsync and one directory fsync.
 //
 // # Appends and durability
 //
@@ -66,7 +69,7 @@
 //
 // # Failures
 //
-// After Create, a writer does four things to its file: write, fsync,
+// After its file exists, a writer does four things to it: write, fsync,
 // truncate and close. Every error names the session, the file and the
 // operation (and the seqs a write or fsync was for), and wraps the
 // underlying error (errors.Is works).

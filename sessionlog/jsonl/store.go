@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -41,6 +42,9 @@ type Store struct {
 	// openFile opens an existing log file for appending: openAppend, or in
 	// tests a file that fails on demand (export_test.go).
 	openFile func(path string) (logFile, error)
+
+	mu       sync.Mutex
+	creating map[string]string // id → log file, of writers from Create whose file is not made yet
 }
 
 // logFile is what a writer does with its log file; *os.File is the real
@@ -106,12 +110,31 @@ func exists(path string) (bool, error) {
 
 // Path is the file that holds session id ("" when it has none or the id
 // cannot name a file): what a hook is told the session's transcript is.
+// For a session created by this store whose log its first Sync has not
+// made yet, it is the file that Sync makes.
 func (s *Store) Path(id string) string {
 	p, err := s.locate(id)
 	if err != nil {
-		return ""
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.creating[id]
 	}
 	return p
+}
+
+// pending records (path != "") or forgets that a writer from Create will
+// make session id's log at path.
+func (s *Store) pending(id, path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if path == "" {
+		delete(s.creating, id)
+		return
+	}
+	if s.creating == nil {
+		s.creating = map[string]string{}
+	}
+	s.creating[id] = path
 }
 
 // locate finds the file of session id.
@@ -136,10 +159,14 @@ func (s *Store) locate(id string) (string, error) {
 	return "", fmt.Errorf("session %s: %w (no %s or %s)", id, sessionlog.ErrNotFound, raw, zst)
 }
 
-// Create makes the log of a new session: the header line is written to a
-// temporary file, fsynced, renamed into place and the directory fsynced.
-// An existing session gives an error wrapping fs.ErrExist; a session whose
-// lock is held gives sessionlog.ErrInUse.
+// Create makes the log of a new session. It takes the session's lock and
+// checks that no log of that id exists; the log itself is made at the
+// writer's first Sync (or Close): the header line and the events appended
+// so far are written to a temporary file, fsynced, renamed into place and
+// the directory fsynced — a log appears whole or not at all, with one
+// file fsync and one directory fsync for the header and the session's
+// first events together. An existing session gives an error wrapping
+// fs.ErrExist; a session whose lock is held gives sessionlog.ErrInUse.
 func (s *Store) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Writer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -152,48 +179,96 @@ func (s *Store) Create(ctx context.Context, h sessionlog.Header) (sessionlog.Wri
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.create(h)
-	if err != nil {
+	if err := s.absent(h.ID); err != nil {
 		return nil, errors.Join(err, lock.Release())
 	}
-	w.lock = lock
-	return w, nil
-}
-
-func (s *Store) create(h sessionlog.Header) (*writer, error) {
-	for _, p := range []string{s.rawPath(h.ID), s.zstPath(h.ID)} {
-		ok, err := exists(p)
-		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", h.ID, err)
-		}
-		if ok {
-			return nil, fmt.Errorf("session %s: %w (%s)", h.ID, fs.ErrExist, p)
-		}
-	}
 	path := s.rawPath(h.ID)
-	content := append(append([]byte(nil), h.Raw...), '\n')
+	head := append(append([]byte(nil), h.Raw...), '\n')
 	if s.opts.Compress {
 		path = s.zstPath(h.ID)
-		content = s.enc.EncodeAll(content, nil)
+		head = s.enc.EncodeAll(head, nil)
 	}
-	err := storage.WriteAtomic(path, func(f *os.File) error {
-		_, err := f.Write(content)
+	s.pending(h.ID, path)
+	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, head: head, lock: lock}, nil
+}
+
+// absent returns nil when no log of session id exists, an error wrapping
+// fs.ErrExist when one does.
+func (s *Store) absent(id string) error {
+	for _, p := range []string{s.rawPath(id), s.zstPath(id)} {
+		ok, err := exists(p)
+		if err != nil {
+			return fmt.Errorf("session %s: %w", id, err)
+		}
+		if ok {
+			return fmt.Errorf("session %s: %w (%s)", id, fs.ErrExist, p)
+		}
+	}
+	return nil
+}
+
+// create makes the log file of a writer from Create: the header and the
+// pending events, written atomically (see Create), then opened for
+// appending. A failure fails the writer for good, and no log exists.
+func (w *writer) create(seqs string) error {
+	if err := w.s.absent(w.id); err != nil {
+		w.err = err
+		return w.err
+	}
+	var sp *spiller
+	var size int64
+	err := storage.WriteAtomic(w.path, func(f *os.File) error {
+		if w.zst {
+			// One frame per Sync: the header's, then this batch's.
+			content := w.head
+			if len(w.pending) > 0 {
+				w.buf = appendRecords(w.buf[:0], w.pending, nil)
+				content = w.s.enc.EncodeAll(w.buf, w.head)
+			}
+			n, err := f.Write(content)
+			size = int64(n)
+			return err
+		}
+		// A plain file gets the batch as Sync writes one (in pieces as it
+		// is encoded, its large data recorded for views), after the header.
+		n, err := f.Write(w.head)
+		size = int64(n)
+		if err != nil {
+			return err
+		}
+		sp = &spiller{w: f, limit: spillBytes, base: size}
+		w.buf = appendRecords(w.buf[:0], w.pending, sp)
+		size += sp.written
+		if sp.err != nil {
+			return sp.err
+		}
+		n, err = f.Write(w.buf)
+		size += int64(n)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session %s: create %s: %w", h.ID, path, err)
+		w.err = fmt.Errorf("session %s: create %s with the header and %s: %w", w.id, w.path, seqs, err)
+		return w.err
 	}
-	f, err := s.openFile(path)
+	f, err := w.s.openFile(w.path)
 	if err != nil {
-		// Create fails, so the session must not exist: the file holds only
-		// the header and no writer but this one (it holds the lock) has seen it.
-		err = fmt.Errorf("session %s: open %s for appending: %w", h.ID, path, err)
-		if rerr := os.Remove(path); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("session %s: remove %s: %w", h.ID, path, rerr))
+		// The session must not exist: the file holds only what this writer
+		// (it holds the lock) wrote, and no one has been told of it.
+		w.err = fmt.Errorf("session %s: open %s for appending: %w", w.id, w.path, err)
+		if rerr := os.Remove(w.path); rerr != nil {
+			w.err = errors.Join(w.err, fmt.Errorf("session %s: remove %s: %w", w.id, w.path, rerr))
 		}
-		return nil, err
+		return w.err
 	}
-	return &writer{s: s, id: h.ID, path: path, zst: s.opts.Compress, f: f, size: int64(len(content))}, nil
+	w.f, w.size, w.head = f, size, nil
+	w.s.pending(w.id, "")
+	if sp != nil {
+		if err := w.views.add(w.path, sp.spans); err != nil {
+			// The data stays in memory: nothing is lost but the saving.
+			w.s.log.Warn("sessionlog/jsonl: keeping written data in memory", "session", w.id, "err", err)
+		}
+	}
+	return nil
 }
 
 // read decodes the file of session id.
@@ -444,7 +519,8 @@ type writer struct {
 	id      string
 	path    string
 	zst     bool
-	f       logFile
+	f       logFile // nil until the first Sync of a writer from Create
+	head    []byte  // a writer from Create: the header, not yet in a file
 	lock    *storage.Lock
 	next    int                // seq the next appended event must have
 	pending []sessionlog.Event // appended, not yet written
@@ -509,6 +585,17 @@ func (w *writer) Sync(ctx context.Context) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
+	if w.head != nil {
+		seqs := "no events"
+		if n := len(w.pending); n > 0 {
+			seqs = fmt.Sprintf("seqs %d…%d", w.next-n, w.next-1)
+		}
+		if err := w.create(seqs); err != nil {
+			return err
+		}
+		w.release()
+		return nil
+	}
 	if len(w.pending) == 0 && len(w.prefix) == 0 {
 		if w.dirty {
 			return w.fsync("")
@@ -563,11 +650,16 @@ func (w *writer) Sync(ctx context.Context) error {
 			w.s.log.Warn("sessionlog/jsonl: keeping written data in memory", "session", w.id, "err", err)
 		}
 	}
+	w.prefix = nil
+	w.release()
+	return nil
+}
+
+// release empties the written batch; a large one (a long streamed answer)
+// does not keep its buffers for the rest of the session.
+func (w *writer) release() {
 	clear(w.pending)
 	w.pending = w.pending[:0]
-	w.prefix = nil
-	// A large batch (a long streamed answer) does not keep its buffers
-	// for the rest of the session.
 	if cap(w.pending) > retainEvents {
 		w.pending = nil
 	}
@@ -577,7 +669,6 @@ func (w *writer) Sync(ctx context.Context) error {
 	if cap(w.out) > retainBytes {
 		w.out = nil
 	}
-	return nil
 }
 
 // retainEvents and retainBytes bound the buffers a writer keeps between
@@ -605,6 +696,9 @@ func (w *writer) fsync(what string) error {
 
 // closeFile closes the log file, naming it in the error.
 func (w *writer) closeFile() error {
+	if w.f == nil {
+		return nil // a writer from Create whose log was never made
+	}
 	if err := w.f.Close(); err != nil {
 		return fmt.Errorf("session %s: close %s: %w", w.id, w.path, err)
 	}
@@ -619,6 +713,9 @@ func (w *writer) Close() error {
 		return nil
 	}
 	err := w.Sync(context.Background())
+	if w.head != nil {
+		w.s.pending(w.id, "") // its first Sync failed: no log, ever
+	}
 	w.closed = true
 	return errors.Join(err, w.closeFile(), w.views.close(), w.lock.Release())
 }
