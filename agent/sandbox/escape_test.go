@@ -649,7 +649,7 @@ func TestSupervisorExitStatus(t *testing.T) {
 				cmd.ExtraFiles = append(cmd.ExtraFiles, os.Stdin) // an unrelated inherited fd
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				_ = cmd.Run()
+				_ = runCommand(cmd)
 				ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 				switch {
 				case tc.sig != 0 && (!ws.Signaled() || ws.Signal() != tc.sig):

@@ -35,7 +35,7 @@ func runOnce(args []string) {
 		os.Exit(1)
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	err = cmd.Run()
+	err = runCommand(cmd)
 	_ = sb.Close()
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		os.Exit(ee.ExitCode())

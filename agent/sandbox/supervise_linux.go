@@ -28,28 +28,37 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	// empties this thread's): keep that thread for the whole life of the
 	// process.
 	runtime.LockOSThread()
+	if err := confine(abi, a); err != nil {
+		return err
+	}
+	return superviseProgram(a, path, env)
+}
+
+// confine is the first half of supervise: it marks every inherited
+// descriptor from 3 on close-on-exec, checks the liveness fd, becomes a
+// child subreaper and confines the process as a.mode demands (the
+// workspace's protected paths read-only, a network namespace of its own
+// with --network off, no capabilities, the Landlock ruleset). The calling
+// thread must be locked.
+func confine(abi int, a execArgs) error {
 	// Nothing inherited but 0, 1 and 2 reaches the program; in particular
 	// not the liveness pipe, whose holders would otherwise keep it open.
 	if err := closeOnExecFrom(3); err != nil {
 		return fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	var lost <-chan struct{}
 	if a.livenessFD >= 0 {
 		if _, err := unix.FcntlInt(uintptr(a.livenessFD), unix.F_GETFD, 0); err != nil {
 			return fmt.Errorf("%w: --liveness-fd %d is not open: %w", ErrSetup, a.livenessFD, err)
 		}
-		lost = watchLiveness(os.NewFile(uintptr(a.livenessFD), "liveness"))
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: prctl(PR_SET_CHILD_SUBREAPER): %w", ErrSetup, err)
 	}
-	var watched *rootWatch
 	if a.mode == WorkspaceWrite {
 		// Before the capabilities go: the mounts need CAP_SYS_ADMIN.
 		if err := shield(a.root); err != nil {
 			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 		}
-		watched = watchRoot(a.root)
 	}
 	if !a.network && a.mode != DangerFullAccess {
 		// Before the capabilities go: a network namespace needs
@@ -73,6 +82,22 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 				return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 			}
 		}
+	}
+	return nil
+}
+
+// superviseProgram is the second half of supervise, in a confined process: it starts
+// the program at path in a new session and ends as the program ended,
+// after killing every remaining descendant. It returns only when the
+// program could not be started.
+func superviseProgram(a execArgs, path string, env []string) error {
+	var lost <-chan struct{}
+	if a.livenessFD >= 0 {
+		lost = watchLiveness(os.NewFile(uintptr(a.livenessFD), "liveness"))
+	}
+	var watched *rootWatch
+	if a.mode == WorkspaceWrite {
+		watched = watchRoot(a.root)
 	}
 	if a.tty {
 		if err := freeTerminal(); err != nil {
