@@ -760,6 +760,7 @@ func TestNetwork(t *testing.T) {
 				t.Run(fmt.Sprintf("network %v/%s/%s", network, mode, what), func(t *testing.T) {
 					f := newFixture(t)
 					f.sb = New(exe, TempRoot(f.tempRoot), Network(network))
+					f.sb.warmKeep = append(f.sb.warmKeep, helperEnv)
 					defer f.sb.Close()
 					res := run(t, f.command(t, mode, script))
 					allowed := network || mode == DangerFullAccess

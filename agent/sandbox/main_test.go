@@ -57,6 +57,7 @@ func runParent(args []string) {
 		os.Exit(1)
 	}
 	sb := New(exe, TempRoot(args[2]))
+	sb.warmKeep = append(sb.warmKeep, helperEnv)
 	_, run := sb.Hooks(Mode(args[0]), args[1])
 	cmd, err := run(context.Background(), args[3], args[1])
 	if err != nil {
@@ -116,6 +117,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{root: realTempDir(t), out: realTempDir(t), tempRoot: realTempDir(t)}
 	f.sb = New(exe, TempRoot(f.tempRoot))
+	// The test binary acts as sandbox-exec only with helperEnv.
+	f.sb.warmKeep = append(f.sb.warmKeep, helperEnv)
 	t.Cleanup(func() {
 		if err := f.sb.Close(); err != nil {
 			t.Errorf("Sandbox.Close: %v", err)

@@ -50,6 +50,11 @@ type Sandbox struct {
 	warms     map[warmKey]*warm
 	warming   map[warmKey]bool
 	warmFails map[warmKey]int
+	// warmKeep names the environment variables a warm supervisor starts
+	// with (taken from the command that had it started): those that
+	// configure the supervisor itself. It gets its command's whole
+	// environment only with the command.
+	warmKeep []string
 }
 
 // Option configures a [Sandbox].
@@ -117,7 +122,8 @@ func MissingRunner() Option {
 // are made on first use. Call [Sandbox.Close] when done.
 func New(exe string, opts ...Option) *Sandbox {
 	s := &Sandbox{exe: exe, tempRoot: os.TempDir(), network: true, warmOn: runtime.GOOS == "linux",
-		warms: map[warmKey]*warm{}, warming: map[warmKey]bool{}, warmFails: map[warmKey]int{}}
+		warms: map[warmKey]*warm{}, warming: map[warmKey]bool{}, warmFails: map[warmKey]int{},
+		warmKeep: []string{ForceUnavailableEnv, "GOCOVERDIR", "GODEBUG", "GOTRACEBACK"}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -327,7 +333,7 @@ func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFu
 			return nil, err
 		}
 		argv := []string{"bash", "-c", script}
-		args := append(append(s.supervisorArgs(key, tty), "--liveness-fd", "3", "--"), argv...)
+		args := append(append(s.supervisorArgs(key, tty, "--liveness-fd", "3"), "--"), argv...)
 		exe := s.exe
 		if s.missingRunner != "" {
 			exe = filepath.Join(root, s.missingRunner)
@@ -346,10 +352,10 @@ func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFu
 	}
 }
 
-// supervisorArgs are the sandbox-exec arguments of key, without the
-// liveness fd and the program.
-func (s *Sandbox) supervisorArgs(key warmKey, tty bool) []string {
-	args := []string{"sandbox-exec", "--mode", string(key.mode), "--root", key.root}
+// supervisorArgs are the sandbox-exec arguments of key with fds (the
+// descriptor flags) after --root, without the program.
+func (s *Sandbox) supervisorArgs(key warmKey, tty bool, fds ...string) []string {
+	args := append([]string{"sandbox-exec", "--mode", string(key.mode), "--root", key.root}, fds...)
 	if !key.network {
 		args = append(args, "--network", "off")
 	}

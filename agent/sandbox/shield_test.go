@@ -28,6 +28,7 @@ func runOnce(args []string) {
 		os.Exit(1)
 	}
 	sb := New(exe, TempRoot(args[2]))
+	sb.warmKeep = append(sb.warmKeep, helperEnv)
 	_, run := sb.Hooks(Mode(args[0]), args[1])
 	cmd, err := run(context.Background(), args[3], args[1])
 	if err != nil {

@@ -112,4 +112,3 @@ func needLandlockT(t *testing.T) {
 		t.Skipf("Landlock unavailable: %v", err)
 	}
 }
-

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -79,6 +80,10 @@ func (l *warmLaunch) Error() string {
 // Launch implements tools.Launcher.
 func (l *warmLaunch) Launch(cmd *exec.Cmd) error {
 	cmd.Err = nil
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
 	if err := l.ctx.Err(); err != nil {
 		return err
 	}
@@ -88,14 +93,14 @@ func (l *warmLaunch) Launch(cmd *exec.Cmd) error {
 	if w := l.s.takeWarm(l.key); w != nil {
 		if l.s.hand(l.key, w, cmd, l.argv) {
 			cmd.Process = w.cmd.Process
-			l.s.warmUp(l.key, cmd.Env)
+			l.s.warmUp(l.key, env)
 			return nil
 		}
 	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	l.s.warmUp(l.key, cmd.Env)
+	l.s.warmUp(l.key, env)
 	return nil
 }
 
@@ -146,8 +151,9 @@ func (s *Sandbox) takeWarm(key warmKey) *warm {
 }
 
 // warmUp starts the next warm supervisor of key in the background, with
-// env (the environment of the command just started; the warm one gets
-// its own command's at hand-over), unless one waits or starts already.
+// the entries of env (the environment of the command just started) that
+// warmKeep names (the warm one gets its own command's environment at
+// hand-over), unless one waits or starts already.
 func (s *Sandbox) warmUp(key warmKey, env []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,9 +209,14 @@ func (s *Sandbox) startWarm(key warmKey, env []string) (*warm, error) {
 		_ = fc.Close()
 		return nil, errors.New("sandbox: warm supervisor: the socket is not a unix socket")
 	}
-	args := append(s.supervisorArgs(key, false), "--warm-fd", "4", "--")
+	args := append(s.supervisorArgs(key, false, "--liveness-fd", "3", "--warm-fd", "4"), "--")
 	cmd := exec.Command(s.exe, args...)
-	cmd.Env = env
+	cmd.Env = []string{}
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); slices.Contains(s.warmKeep, k) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	cmd.Dir = key.root
 	attr, err := s.supervisorAttr(key)
 	if err != nil {
