@@ -13,23 +13,23 @@ import (
 // for the session's next command (any sandbox-exec with --warm-fd but its
 // own supervisor): it shows that tracing works on a child of its own
 // (PTRACE-CHILD-OK, so a refusal below is the sandbox's), then tries on
-// each one found to list and write its descriptors through /proc, read
+// each one found to resolve and write its descriptors through /proc, read
 // its environment and memory, take its descriptors with pidfd_getfd and
 // trace it, printing PWNED-… on any success; last it stops it (SIGSTOP),
 // which must cost the next call a cold start, not a hang.
-const warmHunt = `found=
-for i in $(seq 1 500); do
-  for d in /proc/[0-9]*; do
-    p=${d#/proc/}
-    [ "$p" = "$PPID" ] && continue
-    tr '\0' ' ' < "$d/cmdline" 2>/dev/null | grep -q -- '--warm-fd' && found="$found $p"
+const warmHunt = `found=; w=--warm
+for i in $(seq 1 200); do
+  for f in $(grep -las -- "${w}-fd" /proc/[0-9]*/cmdline); do
+    grep -qas sandbox-exec "$f" || continue
+    p=${f#/proc/}; p=${p%/cmdline}
+    [ "$p" = "$PPID" ] || found="$found $p"
   done
   [ -n "$found" ] && break
-  sleep 0.01
+  sleep 0.02
 done
 echo "FOUND:$found"
 for p in $found; do
-  ls /proc/$p/fd >/dev/null 2>&1 && echo "PWNED-LSFD $p"
+  for n in 0 1 2 3 4 5 6 7; do readlink /proc/$p/fd/$n >/dev/null 2>&1 && echo "PWNED-READLINK $p/$n"; done
   cat /proc/$p/environ >/dev/null 2>&1 && echo "PWNED-ENVIRON $p"
   for n in 0 1 2 3 4 5 6 7; do ( echo x > /proc/$p/fd/$n ) 2>/dev/null && echo "PWNED-FDWRITE $p/$n"; done
 done
