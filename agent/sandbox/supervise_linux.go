@@ -31,7 +31,21 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	if err := confine(abi, a); err != nil {
 		return err
 	}
-	return superviseProgram(a, path, env)
+	lost, sigs := watchEnd(a)
+	return superviseProgram(a, path, env, lost, sigs)
+}
+
+// watchEnd returns a channel closed on EOF on a's liveness pipe (nil
+// without one) and one that receives SIGTERM, SIGINT and SIGHUP, which
+// supervise must get before the program exists, so that no signal meant
+// for the tree kills only the supervisor.
+func watchEnd(a execArgs) (lost <-chan struct{}, sigs chan os.Signal) {
+	if a.livenessFD >= 0 {
+		lost = watchLiveness(os.NewFile(uintptr(a.livenessFD), "liveness"))
+	}
+	sigs = make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	return lost, sigs
 }
 
 // confine is the first half of supervise: it marks every inherited
@@ -86,15 +100,12 @@ func confine(abi int, a execArgs) error {
 	return nil
 }
 
-// superviseProgram is the second half of supervise, in a confined process: it starts
-// the program at path in a new session and ends as the program ended,
-// after killing every remaining descendant. It returns only when the
-// program could not be started.
-func superviseProgram(a execArgs, path string, env []string) error {
-	var lost <-chan struct{}
-	if a.livenessFD >= 0 {
-		lost = watchLiveness(os.NewFile(uintptr(a.livenessFD), "liveness"))
-	}
+// superviseProgram is the second half of supervise, in a confined
+// process: it starts the program at path in a new session and ends as the
+// program ended, after killing every remaining descendant, or, killing
+// them, on a signal from sigs or when lost is closed (see watchEnd). It
+// returns only when the program could not be started.
+func superviseProgram(a execArgs, path string, env []string, lost <-chan struct{}, sigs <-chan os.Signal) error {
 	var watched *rootWatch
 	if a.mode == WorkspaceWrite {
 		watched = watchRoot(a.root)
@@ -104,10 +115,6 @@ func superviseProgram(a execArgs, path string, env []string) error {
 			return fmt.Errorf("%w: --tty: %w", ErrSetup, err)
 		}
 	}
-	// Notify before the program exists, so that no signal meant for the
-	// tree kills only the supervisor.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	pid, err := syscall.ForkExec(path, a.argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -217,6 +224,12 @@ func reapChildren(program int, exited chan<- syscall.WaitStatus) {
 func killTree() {
 	delay := time.Millisecond
 	for {
+		if noChildren() {
+			// No child, so no descendant: an orphan is reparented to
+			// this subreaper. Nothing to look up in /proc, whose
+			// dentries would make reaping this process slow.
+			return
+		}
 		pids := descendants()
 		if len(pids) == 0 {
 			return
@@ -227,6 +240,14 @@ func killTree() {
 		time.Sleep(delay)
 		delay = min(2*delay, 20*time.Millisecond)
 	}
+}
+
+// noChildren reports whether the process has no child at all, not even
+// one not yet reaped.
+func noChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD)
 }
 
 // descendants lists the process's descendants, following

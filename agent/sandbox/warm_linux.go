@@ -15,12 +15,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The bytes a warm supervisor answers a command with, and the byte that
-// lets it start the program.
+// The bytes a warm supervisor answers a command with.
 const (
-	warmAck   = 'A' // command received, state unchanged: ready to go
+	warmAck   = 'A' // command taken: it runs now
 	warmStale = 'S' // the workspace changed since it confined itself: start a cold one
-	warmGo    = 'G' // start the program (reel got the ack in time)
 )
 
 // warmMaxPayload bounds the command a warm supervisor accepts (argv,
@@ -34,9 +32,9 @@ const warmMaxPayload = 64 << 20
 // quietly, having run nothing, on EOF on the socket or on the liveness
 // pipe. Once it has a command it checks that the workspace's protected
 // paths are still the ones it made read-only (else it answers warmStale
-// and exits), acks, waits for reel's go and then becomes the command's
-// supervisor: its standard streams, environment and working directory
-// become the command's, and it supervises the program as supervise does.
+// and exits), acks and becomes the command's supervisor: its standard
+// streams, environment and working directory become the command's, and it
+// supervises the program as supervise does.
 func superviseWarm(abi int, a execArgs) error {
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
@@ -51,6 +49,8 @@ func superviseWarm(abi int, a execArgs) error {
 	if err := confine(abi, a); err != nil {
 		return err
 	}
+	// Off the command's path: the liveness watch and the signals.
+	lost, sigs := watchEnd(a)
 	c, err := awaitCommand(a)
 	if err != nil {
 		return err
@@ -60,6 +60,15 @@ func superviseWarm(abi int, a execArgs) error {
 		_, _ = unix.Write(a.warmFD, []byte{warmStale})
 		exitNow(0)
 	}
+	select {
+	case <-sigs:
+		// Signalled while waiting (not by reel, which never signals
+		// a waiting supervisor): reel starts a cold one.
+		exitNow(0)
+	case <-lost:
+		exitNow(0)
+	default:
+	}
 	for i, fd := range c.fds {
 		if err := unix.Dup3(fd, i, 0); err != nil {
 			_, _ = unix.Write(a.warmFD, []byte{warmStale})
@@ -67,11 +76,9 @@ func superviseWarm(abi int, a execArgs) error {
 		}
 		_ = unix.Close(fd)
 	}
+	// From the ack on, the command is this process's: reel starts no
+	// cold one for it any more (see handOver).
 	if _, err := unix.Write(a.warmFD, []byte{warmAck}); err != nil {
-		exitNow(0)
-	}
-	var b [1]byte
-	if n, err := unix.Read(a.warmFD, b[:]); err != nil || n != 1 || b[0] != warmGo {
 		exitNow(0)
 	}
 	_ = unix.Close(a.warmFD)
@@ -92,7 +99,7 @@ func superviseWarm(abi int, a execArgs) error {
 	if a.mode == WorkspaceWrite {
 		env = setEnv(env, "TMPDIR", a.tmp)
 	}
-	return superviseProgram(a, path, env)
+	return superviseProgram(a, path, env, lost, sigs)
 }
 
 // warmCommand is what a warm supervisor receives: the program's argv,

@@ -2,8 +2,13 @@ package sandbox
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reel-agent/reel/agent/tools"
 )
@@ -111,4 +116,91 @@ func needLandlockT(t *testing.T) {
 		}
 		t.Skipf("Landlock unavailable: %v", err)
 	}
+}
+
+// benchGap is the pause before each call of BenchmarkBashCall.
+const benchGap = 30 * time.Millisecond
+
+// BenchmarkBashCall times one `true` through the bash tool under the
+// read-only sandbox with warm supervisors ("warm") and without ("cold"),
+// against a bare exec.Command("bash", "-c", "true") ("bare"), alternating
+// the three in every iteration so that load hits them alike. It reports
+// each one's median wall time and children's CPU (user+system, from
+// RUSAGE_CHILDREN: what the processes the call reaped used, a warm
+// supervisor's start included) per call, and the warm/bare and cold/bare
+// wall ratios. Calls are benchGap apart (not timed), as a model's turn
+// separates them. The supervisor is REEL_BENCH_EXE (a built reel) when set,
+// else this test binary.
+func BenchmarkBashCall(b *testing.B) {
+	exe := os.Getenv("REEL_BENCH_EXE")
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := os.Setenv(helperEnv, "1"); err != nil {
+		b.Fatal(err)
+	}
+	root, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	warmSB := New(exe, TempRoot(b.TempDir()))
+	warmSB.warmKeep = append(warmSB.warmKeep, helperEnv)
+	coldSB := New(exe, TempRoot(b.TempDir()), WarmSupervisors(false))
+	b.Cleanup(func() { _, _ = warmSB.Close(), coldSB.Close() })
+	bashCall := func(sb *Sandbox) func() {
+		_, build := sb.Hooks(ReadOnly, root)
+		env := &tools.Env{Cwd: root, SpillDir: b.TempDir(), Exec: build}
+		raw := []byte(`{"command":"true"}`)
+		return func() {
+			res, err := tools.Bash{}.Run(b.Context(), env, raw)
+			if err != nil || res.IsError || res.Text != "(no output)" {
+				b.Fatalf("bash: %+v, %v", res, err)
+			}
+		}
+	}
+	bare := func() {
+		if err := exec.Command("bash", "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	kinds := []struct {
+		name  string
+		run   func()
+		walls []time.Duration
+		cpu   time.Duration
+	}{{name: "bare", run: bare}, {name: "warm", run: bashCall(warmSB)}, {name: "cold", run: bashCall(coldSB)}}
+	for i := range kinds {
+		kinds[i].run() // the first call of a session pays the cold start
+	}
+	childCPU := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	n := 0
+	// ns/op includes the gaps and means nothing here; see the metrics.
+	for b.Loop() {
+		for i := range kinds {
+			// A model's turn lies between two calls: steady state, the
+			// next warm supervisor has started.
+			time.Sleep(benchGap)
+			c0, t0 := childCPU(), time.Now()
+			kinds[i].run()
+			kinds[i].walls = append(kinds[i].walls, time.Since(t0))
+			kinds[i].cpu += childCPU() - c0
+		}
+		n++
+	}
+	median := make([]float64, len(kinds))
+	for i, k := range kinds {
+		slices.Sort(k.walls)
+		median[i] = float64(k.walls[len(k.walls)/2].Microseconds())
+		b.ReportMetric(median[i], k.name+"-median-µs")
+		b.ReportMetric(float64(k.cpu.Microseconds())/float64(n), k.name+"-cpu-µs/call")
+	}
+	b.ReportMetric(median[1]/median[0], "warm/bare")
+	b.ReportMetric(median[2]/median[0], "cold/bare")
 }

@@ -93,15 +93,46 @@ func (l *warmLaunch) Launch(cmd *exec.Cmd) error {
 	if w := l.s.takeWarm(l.key); w != nil {
 		if l.s.hand(l.key, w, cmd, l.argv) {
 			cmd.Process = w.cmd.Process
-			l.s.warmUp(l.key, env)
+			l.s.warmUpAfter(l.key, env, cmd.Process.Pid)
 			return nil
 		}
 	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	l.s.warmUp(l.key, env)
+	l.s.warmUpAfter(l.key, env, cmd.Process.Pid)
 	return nil
+}
+
+// warmUpAfter has the next warm supervisor of key started (warmUp) once
+// process pid, the supervisor of the call just started, has exited, so
+// that its start (a whole reel process) does not compete with the call
+// for the CPU; at once when pid cannot be watched. The wait is on a
+// pidfd in the runtime's poller: no thread waits.
+func (s *Sandbox) warmUpAfter(key warmKey, env []string, pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		s.warmUp(key, env)
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		s.warmUp(key, env)
+		return
+	}
+	go func() {
+		defer f.Close()
+		first := true
+		// Called again once the pidfd is readable: the process exited.
+		_ = raw.Read(func(uintptr) bool {
+			done := !first
+			first = false
+			return done
+		})
+		s.warmUp(key, env)
+	}()
 }
 
 // warmable reports whether a warm supervisor can stand in for cmd's
@@ -237,14 +268,10 @@ func (s *Sandbox) startWarm(key warmKey, env []string) (*warm, error) {
 }
 
 // hand gives cmd's command (argv, cmd's environment, directory and
-// streams) to w and tells it to go once it acknowledged in time. It
-// reports whether w now runs the command; when not, w has been ended and
-// nothing of the command ran.
+// streams) to w. It reports whether w now runs the command; when not, w
+// has been ended and nothing of the command ran.
 func (s *Sandbox) hand(key warmKey, w *warm, cmd *exec.Cmd, argv []string) bool {
 	ok, failed := handOver(w, cmd, argv)
-	if !ok {
-		w.discard()
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -256,15 +283,26 @@ func (s *Sandbox) hand(key warmKey, w *warm, cmd *exec.Cmd, argv []string) bool 
 	return ok
 }
 
-// handOver is hand's exchange. failed reports a warm supervisor that died
-// or did not answer in time (not one that found the workspace changed).
+// handOver is hand's exchange: it sends the command and waits for the
+// ack, past which the command is w's. A warm supervisor that does not
+// ack in time (or at once, when seen stopped, traced or dead) is killed;
+// should its ack have crossed the kill, the command may have started and
+// w (killed) is the command's process all the same, so that a command
+// never runs twice. failed reports a warm supervisor that died or did
+// not answer in time (not one that found the workspace changed).
 func handOver(w *warm, cmd *exec.Cmd, argv []string) (ok, failed bool) {
+	pid := w.cmd.Process.Pid
+	if halted(pid) {
+		w.discard()
+		return false, true
+	}
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	payload, good := encodeCommand(cmd.Dir, argv, dedupEnv(env))
 	if !good {
+		w.discard()
 		return false, false
 	}
 	var files []*os.File
@@ -273,6 +311,7 @@ func handOver(w *warm, cmd *exec.Cmd, argv []string) (ok, failed bool) {
 		if f == nil {
 			null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 			if err != nil {
+				w.discard()
 				return false, false
 			}
 			defer null.Close()
@@ -291,46 +330,71 @@ func handOver(w *warm, cmd *exec.Cmd, argv []string) (ok, failed bool) {
 	if err == nil && n < len(payload) {
 		_, err = w.conn.Write(payload[n:])
 	}
-	if err != nil {
-		return false, true
-	}
 	var b [1]byte
-	for {
+	for err == nil {
 		next := time.Now().Add(warmPoll)
 		if next.After(deadline) {
 			next = deadline
 		}
 		_ = w.conn.SetReadDeadline(next)
-		n, err := w.conn.Read(b[:])
-		if n == 1 {
+		if n, rerr := w.conn.Read(b[:]); n == 1 {
+			break
+		} else if !errors.Is(rerr, os.ErrDeadlineExceeded) || time.Now().After(deadline) || halted(pid) {
+			err = fmt.Errorf("no answer: %w", rerr)
+		}
+	}
+	if err == nil && b[0] == warmAck {
+		_ = w.conn.Close()
+		return true, false
+	}
+	// Not taken: end it, and see whether an ack crossed the kill.
+	_ = w.cmd.Process.Kill()
+	var info unix.Siginfo
+	for {
+		werr := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(werr, unix.EINTR) {
 			break
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) || time.Now().After(deadline) || halted(w.cmd.Process.Pid) {
-			return false, true
-		}
 	}
-	if b[0] != warmAck {
-		return false, false
-	}
-	if _, err := w.conn.Write([]byte{warmGo}); err != nil {
-		return false, true
+	if err != nil && ackedLate(w.conn) {
+		_ = w.conn.Close()
+		return true, false
 	}
 	_ = w.conn.Close()
-	return true, false
+	go func() { _ = w.cmd.Wait() }()
+	return false, err != nil
 }
 
-// halted reports whether process pid is stopped, traced or dead (or
-// gone), from /proc/PID/stat.
-func halted(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// ackedLate reports whether an ack waits unread on conn, without
+// waiting for one.
+func ackedLate(conn *net.UnixConn) bool {
+	_ = conn.SetReadDeadline(time.Time{})
+	raw, err := conn.SyscallConn()
 	if err != nil {
-		return true
+		return false
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 || i+2 >= len(b) {
+	var b [1]byte
+	n := 0
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _ = unix.Read(int(fd), b[:])
 		return true
+	})
+	return n == 1 && b[0] == warmAck
+}
+
+// halted reports whether the child pid is stopped or dead, without
+// reaping it (waitid WNOWAIT; not /proc, whose dentries would make
+// reaping it slow). A warm supervisor cannot be traced: a tracer's stop
+// is not shown to the parent, and needs none.
+func halted(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WNOWAIT, nil)
+	if err != nil {
+		return !errors.Is(err, unix.EINTR)
 	}
-	return strings.IndexByte("TtZXx", b[i+2]) >= 0
+	// si_signo is SIGCHLD when it reported a stop or an exit, 0 when
+	// there was none.
+	return info.Signo != 0
 }
 
 // dedupEnv is env with only the last entry of each name, as exec.Cmd
