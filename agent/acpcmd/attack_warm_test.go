@@ -10,8 +10,8 @@ import (
 )
 
 // warmHunt is a confined command hunting the warm supervisor that waits
-// for the session's next command (any sandbox-exec with --warm-fd but its
-// own supervisor): it shows that tracing works on a child of its own
+// for the session's next command (a sandbox-exec with --warm-fd and the
+// session's root, its own supervisor aside): it shows that tracing works on a child of its own
 // (PTRACE-CHILD-OK, so a refusal below is the sandbox's), then tries on
 // each one found to resolve and write its descriptors through /proc, read
 // its environment and memory, take its descriptors with pidfd_getfd and
@@ -20,7 +20,8 @@ import (
 const warmHunt = `found=; w=--warm
 for i in $(seq 1 200); do
   for f in $(grep -las -- "${w}-fd" /proc/[0-9]*/cmdline); do
-    grep -qas sandbox-exec "$f" || continue
+    tr '\0' ' ' 2>/dev/null < "$f" | grep -qF -- "sandbox-exec --mode" || continue
+    tr '\0' ' ' 2>/dev/null < "$f" | grep -qF -- "--root $PWD " || continue
     p=${f#/proc/}; p=${p%/cmdline}
     [ "$p" = "$PPID" ] || found="$found $p"
   done
