@@ -103,8 +103,9 @@
 // for (else it answers stale and reel starts a cold one), makes the
 // streams its own 0, 1 and 2, acknowledges, and goes on from step 5
 // exactly as a cold one. The bash tool starts such a command through
-// [tools.Launcher]; terminals (--tty) always start cold. Once the call's
-// supervisor has exited, the next warm one is started in the background.
+// [tools.Launcher]; terminals (--tty) always start cold. As soon as the
+// call has started, the next warm one is started in the background (a
+// call that comes while it starts waits for it rather than start cold).
 //
 // A confined command cannot reach a waiting supervisor: it is in a sibling
 // Landlock domain (no ptrace, no /proc/PID/fd, mem or environ, no

@@ -44,11 +44,11 @@ type Sandbox struct {
 	liveW   *os.File // liveness pipe: write end, held until Close
 	// warmOn: commands are handed to warm supervisors (see
 	// [WarmSupervisors]); warms are those waiting, one per key, warming
-	// the keys whose next one is starting, warmFails the keys' failures
-	// in a row.
+	// the keys whose next one is starting (closed once it started or
+	// failed to), warmFails the keys' failures in a row.
 	warmOn    bool
 	warms     map[warmKey]*warm
-	warming   map[warmKey]bool
+	warming   map[warmKey]chan struct{}
 	warmFails map[warmKey]int
 	// warmKeep names the environment variables a warm supervisor starts
 	// with (taken from the command that had it started): those that
@@ -86,7 +86,7 @@ func Network(on bool) Option {
 // already confined for the command's mode, root and network setting, and
 // waiting for its command on a private socket. A command's call then
 // costs no start of the reel binary; the next warm supervisor is started
-// in the background once the call has started. With false every command
+// in the background as soon as the call has started. With false every command
 // starts a supervisor of its own (a cold start), as before this option
 // existed. Terminal commands (TerminalCommand) always start cold.
 //
@@ -122,7 +122,7 @@ func MissingRunner() Option {
 // are made on first use. Call [Sandbox.Close] when done.
 func New(exe string, opts ...Option) *Sandbox {
 	s := &Sandbox{exe: exe, tempRoot: os.TempDir(), network: true, warmOn: runtime.GOOS == "linux",
-		warms: map[warmKey]*warm{}, warming: map[warmKey]bool{}, warmFails: map[warmKey]int{},
+		warms: map[warmKey]*warm{}, warming: map[warmKey]chan struct{}{}, warmFails: map[warmKey]int{},
 		warmKeep: []string{ForceUnavailableEnv, "GOCOVERDIR", "GODEBUG", "GOTRACEBACK"}}
 	for _, o := range opts {
 		o(s)

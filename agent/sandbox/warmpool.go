@@ -93,46 +93,15 @@ func (l *warmLaunch) Launch(cmd *exec.Cmd) error {
 	if w := l.s.takeWarm(l.key); w != nil {
 		if l.s.hand(l.key, w, cmd, l.argv) {
 			cmd.Process = w.cmd.Process
-			l.s.warmUpAfter(l.key, env, cmd.Process.Pid)
+			l.s.warmUp(l.key, env)
 			return nil
 		}
 	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	l.s.warmUpAfter(l.key, env, cmd.Process.Pid)
+	l.s.warmUp(l.key, env)
 	return nil
-}
-
-// warmUpAfter has the next warm supervisor of key started (warmUp) once
-// process pid, the supervisor of the call just started, has exited, so
-// that its start (a whole reel process) does not compete with the call
-// for the CPU; at once when pid cannot be watched. The wait is on a
-// pidfd in the runtime's poller: no thread waits.
-func (s *Sandbox) warmUpAfter(key warmKey, env []string, pid int) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
-		s.warmUp(key, env)
-		return
-	}
-	f := os.NewFile(uintptr(fd), "pidfd")
-	raw, err := f.SyscallConn()
-	if err != nil {
-		_ = f.Close()
-		s.warmUp(key, env)
-		return
-	}
-	go func() {
-		defer f.Close()
-		first := true
-		// Called again once the pidfd is readable: the process exited.
-		_ = raw.Read(func(uintptr) bool {
-			done := !first
-			first = false
-			return done
-		})
-		s.warmUp(key, env)
-	}()
 }
 
 // warmable reports whether a warm supervisor can stand in for cmd's
@@ -162,8 +131,9 @@ func warmable(cmd *exec.Cmd, exe string) bool {
 }
 
 // takeWarm removes the warm supervisor of key from the pool and returns
-// it (nil when none waits). Every warm supervisor of the same root with
-// another key — the session switched mode — is ended.
+// it (nil when none waits), waiting for one whose start is under way (at
+// most warmWait). Every warm supervisor of the same root with another key
+// — the session switched mode — is ended.
 func (s *Sandbox) takeWarm(key warmKey) *warm {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,6 +144,20 @@ func (s *Sandbox) takeWarm(key warmKey) *warm {
 		if k.root == key.root && k != key {
 			delete(s.warms, k)
 			w.discard()
+		}
+	}
+	if s.warms[key] == nil {
+		if started := s.warming[key]; started != nil {
+			// Its start is under way: waiting for it costs less than
+			// a cold start.
+			s.mu.Unlock()
+			t := time.NewTimer(warmWait)
+			select {
+			case <-started:
+			case <-t.C:
+			}
+			t.Stop()
+			s.mu.Lock()
 		}
 	}
 	w := s.warms[key]
@@ -188,7 +172,7 @@ func (s *Sandbox) takeWarm(key warmKey) *warm {
 func (s *Sandbox) warmUp(key warmKey, env []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || !s.warmOn || s.warms[key] != nil || s.warming[key] || s.warmFails[key] >= maxWarmFails {
+	if s.closed || !s.warmOn || s.warms[key] != nil || s.warming[key] != nil || s.warmFails[key] >= maxWarmFails {
 		return
 	}
 	for k, w := range s.warms {
@@ -198,11 +182,13 @@ func (s *Sandbox) warmUp(key warmKey, env []string) {
 		delete(s.warms, k)
 		w.discard()
 	}
-	s.warming[key] = true
+	started := make(chan struct{})
+	s.warming[key] = started
 	go func() {
 		w, err := s.startWarm(key, env)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		defer close(started)
 		delete(s.warming, key)
 		switch {
 		case err != nil:
