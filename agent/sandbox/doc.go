@@ -103,9 +103,12 @@
 // for (else it answers stale and reel starts a cold one), makes the
 // streams its own 0, 1 and 2, acknowledges, and goes on from step 5
 // exactly as a cold one. The bash tool starts such a command through
-// [tools.Launcher]; terminals (--tty) always start cold. As soon as the
-// call has started, the next warm one is started in the background (a
-// call that comes while it starts waits for it rather than start cold).
+// [tools.Launcher]; terminals (--tty) always start cold. Once a call has
+// started, the next warm one is started in the background when the call's
+// supervisor has exited or 50 ms later, whichever comes first (so that a
+// whole reel process starting does not slow a short call down on a busy
+// machine); a call that comes before it is ready waits for it (at most
+// 2 s) rather than start cold.
 //
 // A confined command cannot reach a waiting supervisor: it is in a sibling
 // Landlock domain (no ptrace, no /proc/PID/fd, mem or environ, no

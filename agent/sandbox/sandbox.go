@@ -86,7 +86,8 @@ func Network(on bool) Option {
 // already confined for the command's mode, root and network setting, and
 // waiting for its command on a private socket. A command's call then
 // costs no start of the reel binary; the next warm supervisor is started
-// in the background as soon as the call has started. With false every command
+// in the background once the call's supervisor has exited (or 50 ms after
+// the call started, for a long one). With false every command
 // starts a supervisor of its own (a cold start), as before this option
 // existed. Terminal commands (TerminalCommand) always start cold.
 //

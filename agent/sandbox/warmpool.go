@@ -26,6 +26,9 @@ const (
 	// warm one that was stopped or killed costs a cold start, never a
 	// hang.
 	warmWait = 2 * time.Second
+	// warmDefer bounds how long the next warm supervisor's start waits
+	// for the call that has it started to end (see warmUp).
+	warmDefer = 50 * time.Millisecond
 	// warmPoll is how often the wait looks at the warm process's state.
 	warmPoll = 20 * time.Millisecond
 	// maxWarm bounds the warm supervisors waiting at once (one per key).
@@ -93,15 +96,40 @@ func (l *warmLaunch) Launch(cmd *exec.Cmd) error {
 	if w := l.s.takeWarm(l.key); w != nil {
 		if l.s.hand(l.key, w, cmd, l.argv) {
 			cmd.Process = w.cmd.Process
-			l.s.warmUp(l.key, env)
+			l.s.warmUp(l.key, env, cmd.Process.Pid)
 			return nil
 		}
 	}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	l.s.warmUp(l.key, env)
+	l.s.warmUp(l.key, env, cmd.Process.Pid)
 	return nil
+}
+
+// exitedOrLater returns once process pid has exited (a pidfd in the
+// runtime's poller: no thread waits) or after d, whichever comes first; at
+// once when pid cannot be watched.
+func exitedOrLater(pid int, d time.Duration) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	_ = f.SetReadDeadline(time.Now().Add(d))
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	first := true
+	// Called again once the pidfd is readable (the process exited) or
+	// the deadline passed.
+	_ = raw.Read(func(uintptr) bool {
+		done := !first
+		first = false
+		return done
+	})
 }
 
 // warmable reports whether a warm supervisor can stand in for cmd's
@@ -168,8 +196,11 @@ func (s *Sandbox) takeWarm(key warmKey) *warm {
 // warmUp starts the next warm supervisor of key in the background, with
 // the entries of env (the environment of the command just started) that
 // warmKeep names (the warm one gets its own command's environment at
-// hand-over), unless one waits or starts already.
-func (s *Sandbox) warmUp(key warmKey, env []string) {
+// hand-over), unless one waits or starts already. It starts it once
+// process after (the supervisor of the call just started) has exited, or
+// warmDefer later when that call runs on: a whole reel process starting
+// beside a short call would slow it down on a busy machine.
+func (s *Sandbox) warmUp(key warmKey, env []string, after int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || !s.warmOn || s.warms[key] != nil || s.warming[key] != nil || s.warmFails[key] >= maxWarmFails {
@@ -185,6 +216,7 @@ func (s *Sandbox) warmUp(key warmKey, env []string) {
 	started := make(chan struct{})
 	s.warming[key] = started
 	go func() {
+		exitedOrLater(after, warmDefer)
 		w, err := s.startWarm(key, env)
 		s.mu.Lock()
 		defer s.mu.Unlock()
