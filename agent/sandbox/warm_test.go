@@ -5,10 +5,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/reel-agent/reel/agent/tools"
 )
@@ -94,6 +97,7 @@ func TestWarmSupervisorStaleWorkspace(t *testing.T) {
 			t.Fatalf("%+v", res)
 		}
 	}
+	awaitWarmWaiting(t, f.sb, warmKey{mode: WorkspaceWrite, root: f.root, tmp: f.tmp(), network: true})
 	// As an approved escalation would, outside the sandbox.
 	if err := os.Mkdir(f.root+"/.git", 0o755); err != nil {
 		t.Fatal(err)
@@ -105,6 +109,27 @@ func TestWarmSupervisorStaleWorkspace(t *testing.T) {
 	if strings.Contains(res.Stdout, "--warm-fd") {
 		t.Errorf("a stale warm supervisor ran the command: %q", res.Stdout)
 	}
+}
+
+// awaitWarmWaiting waits (boundedly: this detects a warm supervisor that
+// never comes, it times nothing) until sb holds a warm supervisor of key
+// that is confined and waiting for its command (in ppoll on its socket).
+func awaitWarmWaiting(t *testing.T, sb *Sandbox, key warmKey) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		sb.mu.Lock()
+		w := sb.warms[key]
+		sb.mu.Unlock()
+		if w != nil {
+			b, _ := os.ReadFile("/proc/" + strconv.Itoa(w.cmd.Process.Pid) + "/syscall")
+			if strings.HasPrefix(string(b), strconv.Itoa(unix.SYS_PPOLL)+" ") {
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no warm supervisor of %+v came to wait for its command", key)
 }
 
 // needLandlockT fails (under CI) or skips without Landlock.
