@@ -177,3 +177,24 @@ func TestAttackWarmModeSwitch(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackWorkdirInsideGit: bash's workdir argument set to the
+// workspace's .git. The supervisor enters the working directory before
+// it mounts .git read-only; entered from beneath, the mount did not
+// cover it, and a relative write reached .git/config (a core.fsmonitor
+// runs at the user's next git status). Cold (first call) and warm alike,
+// .git must stay as it was.
+func TestAttackWorkdirInsideGit(t *testing.T) {
+	needLandlock(t)
+	dir, ws, _ := awDirs(t)
+	before := gdRepo(t, ws)
+	in := func(id, command string) standin.Response {
+		return standin.Response{ToolCalls: []standin.ToolCall{awToolCall(id, "bash", map[string]any{"command": command, "description": id, "workdir": ".git"})}}
+	}
+	plant := `echo '[core]' >> config; echo '	fsmonitor = touch PWNED' >> config; echo hook > hooks/post-checkout`
+	res := gdRun(t, "workspace-write", dir, ws, nil, []standin.Response{
+		in("cold", plant), in("warm", plant), in("warm2", plant), {Text: "done"},
+	})
+	t.Logf("results: %v", res)
+	gdCompare(t, before, gdSnapshot(t, ws))
+}

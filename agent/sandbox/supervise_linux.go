@@ -73,6 +73,16 @@ func confine(abi int, a execArgs) error {
 		if err := shield(a.root); err != nil {
 			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 		}
+		// The working directory was entered before the read-only
+		// mounts: one inside .git (say) would still reach the writable
+		// mount beneath. Enter it again, through them.
+		wd, err := os.Getwd()
+		if err == nil {
+			err = unix.Chdir(wd)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: mode %s: entering the working directory again: %w", ErrSetup, a.mode, err)
+		}
 	}
 	if !a.network && a.mode != DangerFullAccess {
 		// Before the capabilities go: a network namespace needs

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,6 +109,31 @@ func TestWarmSupervisorStaleWorkspace(t *testing.T) {
 	}
 	if strings.Contains(res.Stdout, "--warm-fd") {
 		t.Errorf("a stale warm supervisor ran the command: %q", res.Stdout)
+	}
+}
+
+// TestWorkdirInsideProtected: a command whose working directory is the
+// workspace's .git (bash's workdir argument) cannot write there, cold or
+// warm: the supervisor enters it through the read-only mounts.
+func TestWorkdirInsideProtected(t *testing.T) {
+	needLandlockT(t)
+	for _, warm := range []bool{false, true} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
+			f := newFixture(t)
+			f.sb.warmOn = warm
+			if err := os.Mkdir(filepath.Join(f.root, ".git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			config := writeFile(t, filepath.Join(f.root, ".git"), "config", "orig\n")
+			_, build := f.sb.Hooks(WorkspaceWrite, f.root)
+			for i := range 3 {
+				res, err := tools.Exec(t.Context(), build, tools.ExecSpec{Script: "echo pwn >> config",
+					Workdir: filepath.Join(f.root, ".git"), Env: []string{helperEnv + "=1"}})
+				if b, _ := os.ReadFile(config); string(b) != "orig\n" {
+					t.Fatalf("ESCAPE: call %d wrote .git/config from inside .git: %q (%+v, %v)", i, b, res, err)
+				}
+			}
+		})
 	}
 }
 
