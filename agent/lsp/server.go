@@ -167,6 +167,11 @@ func startServer(ctx context.Context, cfg *Server, c *Config, env *tools.Env, ro
 	} else {
 		cmd = exec.CommandContext(lifeCtx, "bash", "-c", script)
 	}
+	if _, warm := cmd.Err.(tools.Launcher); warm {
+		// Started once and stopped through its context (exec's own
+		// watch, which only Cmd.Start sets up): a cold supervisor.
+		cmd.Err = nil
+	}
 	if cmd.Dir == "" {
 		cmd.Dir = root
 	}

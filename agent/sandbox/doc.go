@@ -81,6 +81,49 @@
 // clone(CLONE_PARENT), which becomes a sibling of the supervisor. A cgroup
 // would be needed for those.
 //
+// # Warm supervisors
+//
+// Starting the reel binary costs more than the command most calls run, so
+// a [Sandbox] keeps, per confinement key (mode, root, temp dir, network
+// setting: every sandbox-exec argument but the program), at most one
+// supervisor already started and waiting ([WarmSupervisors], on by
+// default on Linux):
+//
+//	reel sandbox-exec --mode MODE --root DIR --liveness-fd 3 --warm-fd 4 [--network off] [--tmp DIR] --
+//
+// runs steps 2 to 4 above (confined: its own Landlock domain, no
+// capabilities, the mounts and network namespace of its mode), makes
+// itself non-dumpable (PR_SET_DUMPABLE 0), starts watching the liveness
+// pipe and the signals, and waits on descriptor 4, its end of a unix
+// socket pair whose other end only reel holds (close-on-exec on both
+// sides). A call of that key takes it: reel sends the program's argv,
+// environment and working directory with its three standard streams
+// (SCM_RIGHTS); the warm supervisor checks that the workspace's protected
+// paths, root and temp dir are still what its mounts and rules were made
+// for (else it answers stale and reel starts a cold one), makes the
+// streams its own 0, 1 and 2, acknowledges, and goes on from step 5
+// exactly as a cold one. The bash tool starts such a command through
+// [tools.Launcher]; terminals (--tty) always start cold. Once a call has
+// started, the next warm one is started in the background when the call's
+// supervisor has exited or 50 ms later, whichever comes first (so that a
+// whole reel process starting does not slow a short call down on a busy
+// machine); a call that comes before it is ready waits for it (at most
+// 2 s) rather than start cold.
+//
+// A confined command cannot reach a waiting supervisor: it is in a sibling
+// Landlock domain (no ptrace, no /proc/PID/fd, mem or environ, no
+// pidfd_getfd), non-dumpable, and holds no descriptor of its socket. It
+// can signal it (same user): a warm supervisor that does not acknowledge
+// in time, or is seen stopped or dead (waitid, not /proc), is killed and
+// the call starts cold; should its acknowledgment cross the kill, the
+// killed supervisor is the call's process, so a command never runs twice.
+// A warm supervisor is only ever handed a command of exactly its key;
+// taking one ends the warm supervisors of the same root with another key
+// (a mode switch), and [Sandbox.Close] and reel's exit (the liveness pipe)
+// end them all. A warm supervisor starts with only the environment
+// variables that configure sandbox-exec itself (never a model key); the
+// command's environment comes with the command.
+//
 // # The ruleset
 //
 // In read-only and workspace-write the ruleset handles every filesystem

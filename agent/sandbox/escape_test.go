@@ -649,7 +649,7 @@ func TestSupervisorExitStatus(t *testing.T) {
 				cmd.ExtraFiles = append(cmd.ExtraFiles, os.Stdin) // an unrelated inherited fd
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				_ = cmd.Run()
+				_ = runCommand(cmd)
 				ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 				switch {
 				case tc.sig != 0 && (!ws.Signaled() || ws.Signal() != tc.sig):
@@ -760,6 +760,7 @@ func TestNetwork(t *testing.T) {
 				t.Run(fmt.Sprintf("network %v/%s/%s", network, mode, what), func(t *testing.T) {
 					f := newFixture(t)
 					f.sb = New(exe, TempRoot(f.tempRoot), Network(network))
+					f.sb.warmKeep = append(f.sb.warmKeep, helperEnv)
 					defer f.sb.Close()
 					res := run(t, f.command(t, mode, script))
 					allowed := network || mode == DangerFullAccess

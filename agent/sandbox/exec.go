@@ -81,6 +81,10 @@ type execArgs struct {
 	root, tmp  string
 	network    bool // false: deny TCP connect and bind
 	livenessFD int  // -1: none
+	// warmFD, -1 unless the process is a warm supervisor: the inherited
+	// end of a unix socket on which it receives its command once
+	// confined (see superviseWarm); argv is empty then.
+	warmFD int
 	// tty: the program's controlling terminal is its stdin, a terminal
 	// that no session owns (a persistent terminal's PTY, package
 	// agent/terminal); without it the program has none.
@@ -91,7 +95,7 @@ type execArgs struct {
 // parseExecArgs parses the arguments of sandbox-exec (without the
 // subcommand name).
 func parseExecArgs(args []string) (execArgs, error) {
-	a := execArgs{network: true, livenessFD: -1}
+	a := execArgs{network: true, livenessFD: -1, warmFD: -1}
 	fs := flag.NewFlagSet("sandbox-exec", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Func("mode", "sandbox mode: "+ModeNames, func(v string) error { a.mode = Mode(v); return nil })
@@ -99,6 +103,7 @@ func parseExecArgs(args []string) (execArgs, error) {
 	fs.StringVar(&a.tmp, "tmp", "", "the writable temp dir of workspace-write (absolute, required there)")
 	fs.BoolVar(&a.tty, "tty", false, "make stdin, a terminal no session owns, the program's controlling terminal")
 	fs.IntVar(&a.livenessFD, "liveness-fd", -1, "an inherited fd, the read end of a pipe; EOF on it ends the command's tree")
+	fs.IntVar(&a.warmFD, "warm-fd", -1, "an inherited fd, a unix socket: confine first, then receive the program, its environment, directory and stdio on it")
 	fs.Func("network", "on (default) or off: off denies TCP connect and bind in confining modes", func(v string) error {
 		switch v {
 		case "on":
@@ -118,7 +123,11 @@ func parseExecArgs(args []string) (execArgs, error) {
 	}
 	a.argv = fs.Args()
 	switch {
-	case len(a.argv) == 0 || a.argv[0] == "":
+	case a.warmFD != -1 && (a.warmFD < 3 || a.warmFD == a.livenessFD):
+		return a, fmt.Errorf("%w: --warm-fd must be 3 or more and not the liveness fd, got %d", ErrUsage, a.warmFD)
+	case a.warmFD != -1 && (len(a.argv) != 0 || a.tty):
+		return a, fmt.Errorf("%w: --warm-fd takes no program after -- and no --tty", ErrUsage)
+	case a.warmFD == -1 && (len(a.argv) == 0 || a.argv[0] == ""):
 		return a, fmt.Errorf("%w: no program after --", ErrUsage)
 	case a.mode == "":
 		return a, fmt.Errorf("%w: --mode is required", ErrUsage)
@@ -161,6 +170,13 @@ func parseExecArgs(args []string) (execArgs, error) {
 // and PROGRAM never runs. The caller prints the error's message on a line
 // of its own to stderr and exits with [ExitCode](err).
 //
+// With --warm-fd N (and no program after --) the process is a warm
+// supervisor: it confines itself first and then waits for its command on
+// the unix socket N (see [Sandbox]'s warm supervisors): the program's argv,
+// environment and working directory and its three standard streams. Once
+// told to go it supervises the program exactly as above. It ends without
+// running anything when the socket or the liveness pipe reaches EOF.
+//
 // Exec must be called before the process has started anything that could
 // be confused by the ruleset, and only in a process meant to do nothing
 // else: a ruleset, once applied, cannot be lifted.
@@ -169,9 +185,11 @@ func Exec(args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := exec.LookPath(a.argv[0])
-	if err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
+	var path string
+	if a.warmFD < 0 {
+		if path, err = exec.LookPath(a.argv[0]); err != nil {
+			return fmt.Errorf("sandbox-exec: %w", err)
+		}
 	}
 	env := os.Environ()
 	var abi int
@@ -189,6 +207,9 @@ func Exec(args []string) error {
 			}
 			env = setEnv(env, "TMPDIR", a.tmp)
 		}
+	}
+	if a.warmFD >= 0 {
+		return superviseWarm(abi, a)
 	}
 	return supervise(abi, a, path, env)
 }

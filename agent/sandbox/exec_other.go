@@ -21,6 +21,11 @@ func supervise(_ int, _ execArgs, path string, _ []string) error {
 	return fmt.Errorf("%w: supervising %s: %w", ErrSetup, path, errNotLinux)
 }
 
+// superviseWarm is not supported off Linux.
+func superviseWarm(_ int, _ execArgs) error {
+	return fmt.Errorf("%w: a warm supervisor: %w", ErrSetup, errNotLinux)
+}
+
 // QuarantineNote starts the line sandbox-exec prints when it moved a .git
 // or .reel the command created out of the way (Linux only).
 const QuarantineNote = "reel sandbox: moved away"

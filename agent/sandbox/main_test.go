@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/reel-agent/reel/agent/tools"
 )
 
 // helperEnv, set to "1", lets the test binary act as "reel sandbox-exec".
@@ -55,6 +57,7 @@ func runParent(args []string) {
 		os.Exit(1)
 	}
 	sb := New(exe, TempRoot(args[2]))
+	sb.warmKeep = append(sb.warmKeep, helperEnv)
 	_, run := sb.Hooks(Mode(args[0]), args[1])
 	cmd, err := run(context.Background(), args[3], args[1])
 	if err != nil {
@@ -63,7 +66,7 @@ func runParent(args []string) {
 	}
 	out, err := cmd.StdoutPipe()
 	if err == nil {
-		err = cmd.Start()
+		err = tools.StartCommand(cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -114,6 +117,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	f := &fixture{root: realTempDir(t), out: realTempDir(t), tempRoot: realTempDir(t)}
 	f.sb = New(exe, TempRoot(f.tempRoot))
+	// The test binary acts as sandbox-exec only with helperEnv.
+	f.sb.warmKeep = append(f.sb.warmKeep, helperEnv)
 	t.Cleanup(func() {
 		if err := f.sb.Close(); err != nil {
 			t.Errorf("Sandbox.Close: %v", err)
@@ -173,12 +178,21 @@ func (f *fixture) command(t *testing.T, mode Mode, script string) *exec.Cmd {
 	return cmd
 }
 
+// runCommand runs cmd, built by a CommandFunc, as bash does
+// (tools.StartCommand, then Wait).
+func runCommand(cmd *exec.Cmd) error {
+	if err := tools.StartCommand(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
 // run runs cmd and returns its exit status and output.
 func run(t *testing.T, cmd *exec.Cmd) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err := runCommand(cmd)
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("running %v: %v", cmd.Args, err)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -41,6 +42,19 @@ type Sandbox struct {
 	baseErr error    // why base could not be made
 	liveR   *os.File // liveness pipe: read end, handed to every supervisor
 	liveW   *os.File // liveness pipe: write end, held until Close
+	// warmOn: commands are handed to warm supervisors (see
+	// [WarmSupervisors]); warms are those waiting, one per key, warming
+	// the keys whose next one is starting (closed once it started or
+	// failed to), warmFails the keys' failures in a row.
+	warmOn    bool
+	warms     map[warmKey]*warm
+	warming   map[warmKey]chan struct{}
+	warmFails map[warmKey]int
+	// warmKeep names the environment variables a warm supervisor starts
+	// with (taken from the command that had it started): those that
+	// configure the supervisor itself. It gets its command's whole
+	// environment only with the command.
+	warmKeep []string
 }
 
 // Option configures a [Sandbox].
@@ -67,6 +81,27 @@ func Network(on bool) Option {
 	return func(s *Sandbox) { s.network = on }
 }
 
+// WarmSupervisors sets whether commands are handed to warm supervisors
+// (default true on Linux): a supervisor started ahead of the command,
+// already confined for the command's mode, root and network setting, and
+// waiting for its command on a private socket. A command's call then
+// costs no start of the reel binary; the next warm supervisor is started
+// in the background once the call's supervisor has exited (or 50 ms after
+// the call started, for a long one). With false every command
+// starts a supervisor of its own (a cold start), as before this option
+// existed. Terminal commands (TerminalCommand) always start cold.
+//
+// A warm supervisor is non-dumpable and confined by a Landlock domain of
+// its own, so a confined command (in another domain) cannot trace it or
+// open its /proc entries; it is only ever handed a command whose
+// confinement key is exactly its own; one that does not answer in time
+// (stopped, killed) is ended and the call starts cold; every warm
+// supervisor ends with Close, with reel (the liveness pipe) and when a
+// command of the same root but another key (a mode switch) starts.
+func WarmSupervisors(on bool) Option {
+	return func(s *Sandbox) { s.warmOn = on && runtime.GOOS == "linux" }
+}
+
 // MissingRunnerName is the file, in a session's working directory, that
 // [MissingRunner] makes every command's runner: it is never created.
 const MissingRunnerName = ".reel-missing-sandbox-runner"
@@ -87,7 +122,9 @@ func MissingRunner() Option {
 // It creates nothing on disk: the temp base directory and the liveness pipe
 // are made on first use. Call [Sandbox.Close] when done.
 func New(exe string, opts ...Option) *Sandbox {
-	s := &Sandbox{exe: exe, tempRoot: os.TempDir(), network: true}
+	s := &Sandbox{exe: exe, tempRoot: os.TempDir(), network: true, warmOn: runtime.GOOS == "linux",
+		warms: map[warmKey]*warm{}, warming: map[warmKey]chan struct{}{}, warmFails: map[warmKey]int{},
+		warmKeep: []string{ForceUnavailableEnv, "GOCOVERDIR", "GODEBUG", "GOTRACEBACK"}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -159,6 +196,10 @@ func (s *Sandbox) Close() error {
 		return nil
 	}
 	s.closed = true
+	for k, w := range s.warms {
+		delete(s.warms, k)
+		w.discard()
+	}
 	var errs []error
 	if s.liveW != nil {
 		if err := s.liveW.Close(); err != nil {
@@ -268,17 +309,16 @@ func (s *Sandbox) TerminalCommand(mode Mode, cwd string) tools.CommandFunc {
 }
 
 // command returns the CommandFunc of mode: bash under the supervisor
-// (with tty, stdin its controlling terminal).
+// (with tty, stdin its controlling terminal). Without tty the command
+// carries a launcher (see [WarmSupervisors]) that hands it to a warm
+// supervisor when one waits.
 func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFunc {
 	return func(ctx context.Context, script, workdir string) (*exec.Cmd, error) {
 		live, err := s.liveness()
 		if err != nil {
 			return nil, err
 		}
-		args := []string{"sandbox-exec", "--mode", string(mode), "--root", root, "--liveness-fd", "3"}
-		if !s.network {
-			args = append(args, "--network", "off")
-		}
+		key := warmKey{mode: mode, root: root, network: s.network}
 		if mode == WorkspaceWrite {
 			if tmp == "" {
 				_, err := s.baseDir()
@@ -287,18 +327,14 @@ func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFu
 			if err := prepareTempDir(tmp); err != nil {
 				return nil, fmt.Errorf("sandbox: %w", err)
 			}
-			args = append(args, "--tmp", tmp)
+			key.tmp = tmp
 		}
-		var attr *syscall.SysProcAttr
-		if mode == WorkspaceWrite || !s.network && mode != DangerFullAccess {
-			if attr, err = userNSAttr(); err != nil {
-				return nil, err
-			}
+		attr, err := s.supervisorAttr(key)
+		if err != nil {
+			return nil, err
 		}
-		if tty {
-			args = append(args, "--tty")
-		}
-		args = append(args, "--", "bash", "-c", script)
+		argv := []string{"bash", "-c", script}
+		args := append(append(s.supervisorArgs(key, tty, "--liveness-fd", "3"), "--"), argv...)
 		exe := s.exe
 		if s.missingRunner != "" {
 			exe = filepath.Join(root, s.missingRunner)
@@ -310,8 +346,37 @@ func (s *Sandbox) command(mode Mode, root, tmp string, tty bool) tools.CommandFu
 		// Ask the supervisor to end the tree; it kills every descendant
 		// before it exits. SIGKILL would leave the tree behind.
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		if !tty && s.missingRunner == "" && s.warmOn {
+			cmd.Err = &warmLaunch{s: s, key: key, ctx: ctx, argv: argv}
+		}
 		return cmd, nil
 	}
+}
+
+// supervisorArgs are the sandbox-exec arguments of key with fds (the
+// descriptor flags) after --root, without the program.
+func (s *Sandbox) supervisorArgs(key warmKey, tty bool, fds ...string) []string {
+	args := append([]string{"sandbox-exec", "--mode", string(key.mode), "--root", key.root}, fds...)
+	if !key.network {
+		args = append(args, "--network", "off")
+	}
+	if key.mode == WorkspaceWrite {
+		args = append(args, "--tmp", key.tmp)
+	}
+	if tty {
+		args = append(args, "--tty")
+	}
+	return args
+}
+
+// supervisorAttr returns the process attributes a supervisor of key
+// starts with: a user namespace of its own where it needs one (see
+// userNSAttr), else nil.
+func (s *Sandbox) supervisorAttr(key warmKey) (*syscall.SysProcAttr, error) {
+	if key.mode == WorkspaceWrite || !key.network && key.mode != DangerFullAccess {
+		return userNSAttr()
+	}
+	return nil, nil
 }
 
 // DenialNote is [DenialNote] with this Sandbox's network setting.

@@ -28,6 +28,7 @@ func runOnce(args []string) {
 		os.Exit(1)
 	}
 	sb := New(exe, TempRoot(args[2]))
+	sb.warmKeep = append(sb.warmKeep, helperEnv)
 	_, run := sb.Hooks(Mode(args[0]), args[1])
 	cmd, err := run(context.Background(), args[3], args[1])
 	if err != nil {
@@ -35,7 +36,7 @@ func runOnce(args []string) {
 		os.Exit(1)
 	}
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	err = cmd.Run()
+	err = runCommand(cmd)
 	_ = sb.Close()
 	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		os.Exit(ee.ExitCode())

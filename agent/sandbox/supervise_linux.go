@@ -28,28 +28,61 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 	// empties this thread's): keep that thread for the whole life of the
 	// process.
 	runtime.LockOSThread()
+	if err := confine(abi, a); err != nil {
+		return err
+	}
+	lost, sigs := watchEnd(a)
+	return superviseProgram(a, path, env, lost, sigs)
+}
+
+// watchEnd returns a channel closed on EOF on a's liveness pipe (nil
+// without one) and one that receives SIGTERM, SIGINT and SIGHUP, which
+// supervise must get before the program exists, so that no signal meant
+// for the tree kills only the supervisor.
+func watchEnd(a execArgs) (lost <-chan struct{}, sigs chan os.Signal) {
+	if a.livenessFD >= 0 {
+		lost = watchLiveness(os.NewFile(uintptr(a.livenessFD), "liveness"))
+	}
+	sigs = make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	return lost, sigs
+}
+
+// confine is the first half of supervise: it marks every inherited
+// descriptor from 3 on close-on-exec, checks the liveness fd, becomes a
+// child subreaper and confines the process as a.mode demands (the
+// workspace's protected paths read-only, a network namespace of its own
+// with --network off, no capabilities, the Landlock ruleset). The calling
+// thread must be locked.
+func confine(abi int, a execArgs) error {
 	// Nothing inherited but 0, 1 and 2 reaches the program; in particular
 	// not the liveness pipe, whose holders would otherwise keep it open.
 	if err := closeOnExecFrom(3); err != nil {
 		return fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	var lost <-chan struct{}
 	if a.livenessFD >= 0 {
 		if _, err := unix.FcntlInt(uintptr(a.livenessFD), unix.F_GETFD, 0); err != nil {
 			return fmt.Errorf("%w: --liveness-fd %d is not open: %w", ErrSetup, a.livenessFD, err)
 		}
-		lost = watchLiveness(os.NewFile(uintptr(a.livenessFD), "liveness"))
 	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("%w: prctl(PR_SET_CHILD_SUBREAPER): %w", ErrSetup, err)
 	}
-	var watched *rootWatch
 	if a.mode == WorkspaceWrite {
 		// Before the capabilities go: the mounts need CAP_SYS_ADMIN.
 		if err := shield(a.root); err != nil {
 			return fmt.Errorf("%w: mode %s: %w", ErrSetup, a.mode, err)
 		}
-		watched = watchRoot(a.root)
+		// The working directory was entered before the read-only
+		// mounts: one inside .git (say) would still reach the writable
+		// mount beneath. Enter it again, through them.
+		wd, err := os.Getwd()
+		if err == nil {
+			err = unix.Chdir(wd)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: mode %s: entering the working directory again: %w", ErrSetup, a.mode, err)
+		}
 	}
 	if !a.network && a.mode != DangerFullAccess {
 		// Before the capabilities go: a network namespace needs
@@ -74,15 +107,24 @@ func supervise(abi int, a execArgs, path string, env []string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// superviseProgram is the second half of supervise, in a confined
+// process: it starts the program at path in a new session and ends as the
+// program ended, after killing every remaining descendant, or, killing
+// them, on a signal from sigs or when lost is closed (see watchEnd). It
+// returns only when the program could not be started.
+func superviseProgram(a execArgs, path string, env []string, lost <-chan struct{}, sigs <-chan os.Signal) error {
+	var watched *rootWatch
+	if a.mode == WorkspaceWrite {
+		watched = watchRoot(a.root)
+	}
 	if a.tty {
 		if err := freeTerminal(); err != nil {
 			return fmt.Errorf("%w: --tty: %w", ErrSetup, err)
 		}
 	}
-	// Notify before the program exists, so that no signal meant for the
-	// tree kills only the supervisor.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	pid, err := syscall.ForkExec(path, a.argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{0, 1, 2},
@@ -192,6 +234,12 @@ func reapChildren(program int, exited chan<- syscall.WaitStatus) {
 func killTree() {
 	delay := time.Millisecond
 	for {
+		if noChildren() {
+			// No child, so no descendant: an orphan is reparented to
+			// this subreaper. Nothing to look up in /proc, whose
+			// dentries would make reaping this process slow.
+			return
+		}
 		pids := descendants()
 		if len(pids) == 0 {
 			return
@@ -202,6 +250,14 @@ func killTree() {
 		time.Sleep(delay)
 		delay = min(2*delay, 20*time.Millisecond)
 	}
+}
+
+// noChildren reports whether the process has no child at all, not even
+// one not yet reaped.
+func noChildren() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD)
 }
 
 // descendants lists the process's descendants, following

@@ -321,7 +321,7 @@ func (e *Env) start(ctx context.Context, script, workdir string) (*job, error) {
 			return nil
 		}
 	}
-	err = cmd.Start()
+	err = StartCommand(cmd)
 	_ = w.Close()
 	if err != nil {
 		_ = r.Close()
@@ -492,7 +492,7 @@ func (e *Env) startBackground(ctx context.Context, id, script, workdir string) (
 	}
 	cmd.Stderr = errW
 	j := &job{cmd: cmd, out: outR, ended: make(chan struct{})}
-	err = cmd.Start()
+	err = StartCommand(cmd)
 	_, _ = outW.Close(), errW.Close()
 	if err != nil {
 		_, _ = outR.Close(), errR.Close()

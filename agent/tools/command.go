@@ -257,7 +257,7 @@ func startExec(ctx context.Context, build CommandFunc, spec ExecSpec, workdir st
 			return nil
 		}
 	}
-	err = cmd.Start()
+	err = StartCommand(cmd)
 	// The child's ends are the child's now.
 	_ = outW.Close()
 	_ = errW.Close()

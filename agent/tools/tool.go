@@ -179,6 +179,29 @@ func (f GuardFunc) WriteRoots(path string) ([]string, error) { return f(path) }
 // A returned error becomes an IsError result whose text is its message.
 type CommandFunc func(ctx context.Context, script, workdir string) (*exec.Cmd, error)
 
+// Launcher starts a command its own way. A CommandFunc sets one as its
+// Cmd's Err (so that anything starting the Cmd with Cmd.Start fails
+// closed, with the Launcher's message): bash then calls Launch with the
+// Cmd fully set up (Stdin, Stdout, Stderr as *os.File or nil, Env, Dir,
+// SysProcAttr) instead of Cmd.Start. Launch must leave the Cmd as
+// Cmd.Start would: Process set to a child of this process that Cmd.Wait
+// (Process.Wait) reaps, or an error and nothing running. The sandbox uses
+// it to hand the command to an already started supervisor.
+type Launcher interface {
+	error
+	Launch(cmd *exec.Cmd) error
+}
+
+// StartCommand starts cmd, a command a [CommandFunc] built: through its
+// [Launcher] when its Err is one, otherwise with Cmd.Start. Wait for it
+// with Cmd.Wait.
+func StartCommand(cmd *exec.Cmd) error {
+	if l, ok := cmd.Err.(Launcher); ok {
+		return l.Launch(cmd)
+	}
+	return cmd.Start()
+}
+
 // ProcessOwner takes ownership of processes a call leaves running (background jobs).
 //
 // bash calls Own once per background job, right after starting it. stop
