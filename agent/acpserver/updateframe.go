@@ -198,15 +198,20 @@ func appendToolCall(b []byte, c *acp.SessionUpdateToolCall) ([]byte, bool) {
 }
 
 // appendToolCallUpdate appends a tool_call_update that sets only its
-// status and content.
+// status, content and a raw output as a finished call's (rawOutput).
 func appendToolCallUpdate(b []byte, c *acp.SessionToolCallUpdate) ([]byte, bool) {
-	if c.Meta != nil || c.Kind != nil || len(c.Locations) > 0 || c.RawInput != nil || c.RawOutput != nil || c.Title != nil {
+	if c.Meta != nil || c.Kind != nil || len(c.Locations) > 0 || c.RawInput != nil || c.Title != nil {
 		return b, false
 	}
 	b = append(b, '{')
 	b, ok := appendContents(b, c.Content)
 	if !ok {
 		return b, false
+	}
+	if c.RawOutput != nil {
+		if b, ok = appendRawOutput(b, c.RawOutput); !ok {
+			return b, false
+		}
 	}
 	b = append(b, `"sessionUpdate":"tool_call_update",`...)
 	if c.Status != nil {
@@ -217,6 +222,40 @@ func appendToolCallUpdate(b []byte, c *acp.SessionToolCallUpdate) ([]byte, bool)
 	b = append(b, `"toolCallId":`...)
 	b = appendJSONString(b, string(c.ToolCallId), true)
 	return append(b, '}'), true
+}
+
+// appendRawOutput appends `"rawOutput":{…},` for the raw output of a
+// finished call, {"output": text} with "isError": true when it failed
+// (rawOutput in turns.go), keys sorted as the SDK's map copy sorts them
+// and its strings as that copy writes them again; ok false for any other
+// value.
+func appendRawOutput(b []byte, v any) ([]byte, bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return b, false
+	}
+	text, isText := m["output"].(string)
+	if !isText {
+		return b, false
+	}
+	failed := false
+	switch len(m) {
+	case 1:
+	case 2:
+		if f, isBool := m["isError"].(bool); !isBool || !f {
+			return b, false
+		}
+		failed = true
+	default:
+		return b, false
+	}
+	b = append(b, `"rawOutput":{`...)
+	if failed {
+		b = append(b, `"isError":true,`...)
+	}
+	b = append(b, `"output":`...)
+	b = appendJSONString(b, text, true)
+	return append(b, "},"...), true
 }
 
 // appendContents appends `"content":[…],` for a non-empty list of text

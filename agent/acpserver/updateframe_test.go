@@ -52,6 +52,12 @@ func TestUpdateFrameBytesAreTheSDKs(t *testing.T) {
 		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`"just a string"`))),
 		acp.UpdateToolCall("id"),
 		acp.UpdateToolCall("id", acp.WithUpdateTitle("titled")),
+		// Raw outputs reel does not send are wrapped after one marshal.
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": "x", "isError": false})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": 1})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": "x", "other": "y"})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": "x", "isError": true, "z": 1})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput("text")),
 		acp.UpdateToolCall("id", acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolTerminalRef("term")})),
 		acp.UpdatePlan(acp.PlanEntry{Content: "do <it>", Priority: "high", Status: "pending"}),
 		acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{SessionUpdate: "usage_update", Used: 10, Size: 100}},
@@ -80,7 +86,8 @@ func TestUpdateFrameBytesAreTheSDKs(t *testing.T) {
 		}
 		s := sb.String()
 		cases = append(cases, acp.UpdateAgentMessageText(s),
-			acp.UpdateToolCall(acp.ToolCallId(s), acp.WithUpdateStatus(acp.ToolCallStatusFailed), acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(s))})))
+			acp.UpdateToolCall(acp.ToolCallId(s), acp.WithUpdateStatus(acp.ToolCallStatusFailed), acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(s))})),
+			toolEndUpdate(s, tools.Result{Text: s, IsError: r.IntN(2) == 0}))
 	}
 	for i, u := range cases {
 		for _, session := range []string{"0b9c2a7e-session", "odd \xff <id>"} {
