@@ -185,7 +185,7 @@ func ProjectMessage(e *Event) (json.RawMessage, error) {
 // the last match winning. ok is false when data is not valid JSON, not an
 // object, or has no such member.
 func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return nil, false
 	}
 	i := skipWS(data, 0)
@@ -208,6 +208,17 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 		}
 	}
 	return val, ok
+}
+
+// ObjectMember returns the value of member name of the JSON object data,
+// as it stands in data (not a copy), found as encoding/json finds the
+// member a struct field of that name decodes (the key matched
+// case-insensitively after unescaping, the last match winning); ok is
+// false when data is not valid JSON, not an object, or has no such
+// member. Readers of one or two members of many events use it instead of
+// decoding each event whole.
+func ObjectMember(data []byte, name string) (val json.RawMessage, ok bool) {
+	return objectMember(data, name)
 }
 
 // keyMatches reports whether the quoted key names member name, as

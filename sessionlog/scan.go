@@ -1,7 +1,6 @@
 package sessionlog
 
 import (
-	"encoding/json"
 	"strconv"
 )
 
@@ -88,7 +87,7 @@ func skipWS(b []byte, i int) int {
 
 // valueEnd returns the end of the JSON value starting at i: strings are
 // skipped with their escapes, objects and arrays by bracket depth, scalars
-// up to the next delimiter. Full syntax is checked separately (json.Valid).
+// up to the next delimiter. Full syntax is checked separately (validJSON).
 func valueEnd(b []byte, i int) (int, bool) {
 	if i >= len(b) {
 		return 0, false
@@ -141,7 +140,7 @@ func stringEnd(b []byte, i int) (int, bool) {
 // fastDecodeEvent is DecodeEvent's fast path for well-formed records; ok is
 // false when the record needs the strict path (which reports errors).
 func fastDecodeEvent(raw []byte) (Event, bool) {
-	if !json.Valid(raw) {
+	if !validJSON(raw) {
 		return Event{}, false
 	}
 	f, ok := scanEnvelope(raw)

@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/reel-agent/reel/agent/llm"
 	"github.com/reel-agent/reel/sessionlog"
@@ -37,15 +40,11 @@ func CountCalls(events []sessionlog.Event) (int, error) {
 			}
 			n++
 		case sessionlog.TypeAssistantChunk:
-			var d struct {
-				Turn  int `json:"turn"`
-				Step  int `json:"step"`
-				Chunk struct {
-					Type string `json:"type"`
-				} `json:"chunk"`
-			}
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return 0, fmt.Errorf("replay: seq %d (assistant/chunk): %w", e.Seq, err)
+			d, ok := chunkHeadFast(e.Data)
+			if !ok {
+				if err := json.Unmarshal(e.Data, &d); err != nil {
+					return 0, fmt.Errorf("replay: seq %d (assistant/chunk): %w", e.Seq, err)
+				}
 			}
 			if open && (d.Turn != turn || d.Step != step) {
 				open = false // the open call ended without a finish chunk
@@ -60,4 +59,62 @@ func CountCalls(events []sessionlog.Event) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// chunkHead is what CountCalls reads of a chunk.
+type chunkHead struct {
+	Turn  int `json:"turn"`
+	Step  int `json:"step"`
+	Chunk struct {
+		Type string `json:"type"`
+	} `json:"chunk"`
+}
+
+// chunkHeadFast reads a chunk's turn, step and chunk type without
+// decoding the rest of it (a long text delta is skipped, not unescaped):
+// the members found as encoding/json finds them (sessionlog.ObjectMember).
+// ok is false unless all three are there and plain (integers in an int,
+// a string without escapes); the caller then decodes the data with
+// encoding/json, which says what is wrong. count_test.go holds it to
+// json.Unmarshal.
+func chunkHeadFast(data []byte) (d chunkHead, ok bool) {
+	turn, ok1 := sessionlog.ObjectMember(data, "turn")
+	step, ok2 := sessionlog.ObjectMember(data, "step")
+	chunk, ok3 := sessionlog.ObjectMember(data, "chunk")
+	if !ok1 || !ok2 || !ok3 {
+		return d, false
+	}
+	typ, ok := sessionlog.ObjectMember(chunk, "type")
+	if !ok {
+		return d, false
+	}
+	if d.Turn, ok = plainInt(turn); !ok {
+		return d, false
+	}
+	if d.Step, ok = plainInt(step); !ok {
+		return d, false
+	}
+	if len(typ) < 2 || typ[0] != '"' || typ[len(typ)-1] != '"' || bytes.IndexByte(typ, '\\') >= 0 || !utf8.Valid(typ) {
+		return d, false
+	}
+	d.Chunk.Type = string(typ[1 : len(typ)-1])
+	return d, true
+}
+
+// plainInt is a JSON integer (digits, maybe a minus) that fits an int.
+func plainInt(b []byte) (int, bool) {
+	digits := b
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return 0, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(string(b))
+	return n, err == nil
 }
