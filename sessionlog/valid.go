@@ -9,36 +9,89 @@ package sessionlog
 // every record was an eighth of the CPU of session/load.
 // valid_test.go and FuzzValidJSON hold it to json.Valid.
 func validJSON(b []byte) bool {
+	v := validator{b: b}
+	return v.valid()
+}
+
+// validator checks one JSON text (validJSON); with top set it also
+// records the members of a top-level object, and ws says whether any
+// whitespace stood between tokens.
+type validator struct {
+	b      []byte
+	ws     bool
+	top    *topMembers
+	keyEnd int // where the last key read ended
+}
+
+// topMembers are the spans of a top-level object's first members: key
+// (quotes included) and value. over is set when it has more than fit.
+type topMembers struct {
+	n        int
+	over     bool
+	key, val [8][2]int
+}
+
+// skip skips whitespace at i.
+func (v *validator) skip(i int) int {
+	j := skipWS(v.b, i)
+	if j != i {
+		v.ws = true
+	}
+	return j
+}
+
+// recordKey notes the key [from,to) of the top-level member n.
+func (v *validator) recordKey(from, to int) {
+	t := v.top
+	if t.n == len(t.key) {
+		t.over = true
+		return
+	}
+	t.key[t.n] = [2]int{from, to}
+	t.val[t.n][0] = -1
+}
+
+func (v *validator) valid() bool {
+	b := v.b
 	// stack holds, per open container, whether it is an object.
 	var buf [64]bool
 	stack := buf[:0]
-	i := skipWS(b, 0)
+	// inTop: the values now read are the top-level object's members.
+	inTop := func() bool { return v.top != nil && len(stack) == 1 && stack[0] && !v.top.over }
+	i := v.skip(0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
 			return false
+		}
+		if inTop() {
+			v.top.val[v.top.n][0] = i
 		}
 		switch c := b[i]; c {
 		case '{':
 			if len(stack) >= maxNesting {
 				return false
 			}
-			i = skipWS(b, i+1)
+			i = v.skip(i + 1)
 			if i < len(b) && b[i] == '}' {
 				i++
 				break
 			}
 			stack = append(stack, true)
+			k := i
 			var ok bool
-			if i, ok = objectKey(b, i); !ok {
+			if i, ok = v.objectKey(i); !ok {
 				return false
+			}
+			if inTop() {
+				v.recordKey(k, v.keyEnd)
 			}
 			continue
 		case '[':
 			if len(stack) >= maxNesting {
 				return false
 			}
-			i = skipWS(b, i+1)
+			i = v.skip(i + 1)
 			if i < len(b) && b[i] == ']' {
 				i++
 				break
@@ -74,7 +127,11 @@ func validJSON(b []byte) bool {
 		// A value ended at i: close containers, or go on to the next
 		// element or member.
 		for {
-			i = skipWS(b, i)
+			if inTop() {
+				v.top.val[v.top.n][1] = i
+				v.top.n++
+			}
+			i = v.skip(i)
 			if len(stack) == 0 {
 				return i == len(b)
 			}
@@ -83,11 +140,15 @@ func validJSON(b []byte) bool {
 			}
 			obj := stack[len(stack)-1]
 			if b[i] == ',' {
-				i = skipWS(b, i+1)
+				i = v.skip(i + 1)
 				if obj {
+					k := i
 					var ok bool
-					if i, ok = objectKey(b, i); !ok {
+					if i, ok = v.objectKey(i); !ok {
 						return false
+					}
+					if inTop() {
+						v.recordKey(k, v.keyEnd)
 					}
 				}
 				break
@@ -105,8 +166,9 @@ func validJSON(b []byte) bool {
 const maxNesting = 10000
 
 // objectKey checks a member's key and colon at i and returns where its
-// value starts.
-func objectKey(b []byte, i int) (int, bool) {
+// value starts; keyEnd is where the key ended.
+func (v *validator) objectKey(i int) (int, bool) {
+	b := v.b
 	if i >= len(b) || b[i] != '"' {
 		return 0, false
 	}
@@ -114,11 +176,12 @@ func objectKey(b []byte, i int) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	i = skipWS(b, i)
+	v.keyEnd = i
+	i = v.skip(i)
 	if i >= len(b) || b[i] != ':' {
 		return 0, false
 	}
-	return skipWS(b, i+1), true
+	return v.skip(i + 1), true
 }
 
 // validString checks the string starting at b[i] == '"' and returns its end.

@@ -79,7 +79,19 @@ func readBufSize(r io.Reader) int {
 // the last complete turn/end is corruption (sessionlog.ErrCorrupt). Damage
 // after it is a torn tail: it is dropped and reported in Torn.
 func Decode(r io.Reader, name string) (*Decoded, error) {
-	hint := sizeHint(r)
+	return decode(r, name, sizeHint(r))
+}
+
+// decodeBytes is Decode of a whole file's content, its events allocated
+// for one per line (packed rows grow them): sizeHint's estimate of one per
+// 48 bytes made a log of long lines allocate, clear and have the collector
+// scan three times the events it holds.
+func decodeBytes(content []byte, name string) (*Decoded, error) {
+	return decode(bytes.NewReader(content), name, bytes.Count(content, []byte{'\n'})+16)
+}
+
+// decode is Decode with hint events allocated after the header.
+func decode(r io.Reader, name string, hint int) (*Decoded, error) {
 	br := bufio.NewReaderSize(r, readBufSize(r))
 	var (
 		d      Decoded
@@ -122,21 +134,24 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 			damage = &Torn{Line: lineNo, Records: 1, Err: errors.New("empty line")}
 			continue
 		}
-		evs, rerr := decodeRecord(body)
+		n := len(d.Events)
+		evs, rerr := appendRecord(d.Events, body)
 		if rerr == nil {
-			for k, ev := range evs {
-				if ev.Seq != len(d.Events)+k {
-					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, len(d.Events)+k)
+			for k, ev := range evs[n:] {
+				if ev.Seq != n+k {
+					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, n+k)
 					break
 				}
 			}
 		}
 		if rerr != nil {
+			clear(evs[n:])
+			d.Events = evs[:n]
 			damage = &Torn{Line: lineNo, Records: 1, Err: rerr}
 			continue
 		}
-		d.spans = append(d.spans, lineSpan{seq: len(d.Events), line: lineNo})
-		d.Events = append(d.Events, evs...)
+		d.spans = append(d.spans, lineSpan{seq: n, line: lineNo})
+		d.Events = evs
 		offset += int64(len(line))
 		d.GoodBytes = offset
 	}
@@ -147,12 +162,39 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 	return &d, nil
 }
 
+// rowPrefixes start the lines of packed rows, by tag.
+var rowPrefixes = [...]struct{ tag, prefix string }{
+	{rowText, `{"type":"` + rowText + `",`},
+	{rowReasoning, `{"type":"` + rowReasoning + `",`},
+	{rowToolCall, `{"type":"` + rowToolCall + `",`},
+}
+
+// appendRecord appends the event(s) of one non-header line to evs; on
+// error what it appended is not to be kept.
+func appendRecord(evs []sessionlog.Event, body []byte) ([]sessionlog.Event, error) {
+	row := false
+	for _, r := range rowPrefixes {
+		row = row || bytes.HasPrefix(body, []byte(r.prefix))
+	}
+	if !row && !bytes.HasPrefix(body, []byte(`{"type":"session"`)) {
+		// body comes from a fresh ReadBytes allocation: the event may keep it.
+		if ev, err := sessionlog.DecodeEventOwned(body); err == nil && ev.Type != "session" {
+			return append(evs, ev), nil
+		}
+	}
+	got, err := decodeRecord(body)
+	if err != nil {
+		return evs, err
+	}
+	return append(evs, got...), nil
+}
+
 // decodeRecord decodes one non-header line into its event(s).
 func decodeRecord(body []byte) ([]sessionlog.Event, error) {
 	// Fast path: rows start with their tag; everything else is an event.
-	for _, tag := range []string{rowText, rowReasoning, rowToolCall} {
-		if bytes.HasPrefix(body, []byte(`{"type":"`+tag+`",`)) {
-			evs, err := expandRow(tag, body)
+	for _, r := range rowPrefixes {
+		if bytes.HasPrefix(body, []byte(r.prefix)) {
+			evs, err := expandRow(r.tag, body)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", sessionlog.ErrInvalid, err)
 			}
