@@ -210,15 +210,40 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 	return val, ok
 }
 
-// ObjectMember returns the value of member name of the JSON object data,
-// as it stands in data (not a copy), found as encoding/json finds the
-// member a struct field of that name decodes (the key matched
-// case-insensitively after unescaping, the last match winning); ok is
-// false when data is not valid JSON, not an object, or has no such
-// member. Readers of one or two members of many events use it instead of
-// decoding each event whole.
-func ObjectMember(data []byte, name string) (val json.RawMessage, ok bool) {
-	return objectMember(data, name)
+// ObjectMembers sets vals[k] to the value of member names[k] of the JSON
+// object data, as it stands in data (not a copy; nil when there is no
+// such member), each found as encoding/json finds the member a struct
+// field of that name decodes (the key matched case-insensitively after
+// unescaping, the last match winning); ok is false when data is not valid
+// JSON or not an object. Readers of a few members of many events use it
+// instead of decoding each event whole.
+func ObjectMembers(data []byte, names []string, vals []json.RawMessage) (ok bool) {
+	clear(vals)
+	if !validJSON(data) {
+		return false
+	}
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipWS(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		kend, _ := valueEnd(data, i)
+		key := data[i:kend]
+		i = skipWS(data, kend)
+		i = skipWS(data, i+1) // the colon
+		vend, _ := valueEnd(data, i)
+		for k, name := range names {
+			if keyMatches(key, name) {
+				vals[k] = data[i:vend:vend]
+			}
+		}
+		i = skipWS(data, vend)
+		if i < len(data) && data[i] == ',' {
+			i = skipWS(data, i+1)
+		}
+	}
+	return true
 }
 
 // keyMatches reports whether the quoted key names member name, as

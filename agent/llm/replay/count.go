@@ -72,20 +72,22 @@ type chunkHead struct {
 
 // chunkHeadFast reads a chunk's turn, step and chunk type without
 // decoding the rest of it (a long text delta is skipped, not unescaped):
-// the members found as encoding/json finds them (sessionlog.ObjectMember).
+// the members found as encoding/json finds them (sessionlog.ObjectMembers).
 // ok is false unless all three are there and plain (integers in an int,
 // a string without escapes); the caller then decodes the data with
 // encoding/json, which says what is wrong. count_test.go holds it to
 // json.Unmarshal.
 func chunkHeadFast(data []byte) (d chunkHead, ok bool) {
-	turn, ok1 := sessionlog.ObjectMember(data, "turn")
-	step, ok2 := sessionlog.ObjectMember(data, "step")
-	chunk, ok3 := sessionlog.ObjectMember(data, "chunk")
-	if !ok1 || !ok2 || !ok3 {
+	var head, inner [3]json.RawMessage
+	if !sessionlog.ObjectMembers(data, []string{"turn", "step", "chunk"}, head[:]) {
 		return d, false
 	}
-	typ, ok := sessionlog.ObjectMember(chunk, "type")
-	if !ok {
+	turn, step, chunk := head[0], head[1], head[2]
+	if turn == nil || step == nil || chunk == nil || !sessionlog.ObjectMembers(chunk, []string{"type"}, inner[:1]) {
+		return d, false
+	}
+	typ := inner[0]
+	if typ == nil {
 		return d, false
 	}
 	if d.Turn, ok = plainInt(turn); !ok {
