@@ -45,8 +45,8 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			// live turn showed it); instruction files, reminders and
 			// compaction summaries are the engine's messages to the model.
 			// The event is decoded once, its source with it.
-			var m sessionlog.Message
-			if json.Unmarshal(e.Data, &m) != nil {
+			m, err := sessionlog.DecodeMessage(e.Data)
+			if err != nil {
 				continue
 			}
 			var src struct {
@@ -163,10 +163,30 @@ type messageData struct {
 
 // decodeMessage decodes the message (and meta) of an assistant/message or
 // tool/result in one pass; zero for data that does not decode.
+//
+// It is json.Unmarshal into messageData: the two members found as
+// encoding/json finds them, the message read by sessionlog.DecodeMessage.
 func decodeMessage(e *sessionlog.Event) messageData {
+	var v [2]json.RawMessage
+	if !sessionlog.ObjectMembers(e.Data, []string{"message", "meta"}, v[:]) {
+		// Not an object (json.Unmarshal takes a null for no change), or
+		// a member twice.
+		var d messageData
+		if json.Unmarshal(e.Data, &d) != nil {
+			return messageData{}
+		}
+		return d
+	}
 	var d messageData
-	if json.Unmarshal(e.Data, &d) != nil {
-		return messageData{}
+	if v[0] != nil {
+		m, err := sessionlog.DecodeMessage(v[0])
+		if err != nil {
+			return messageData{}
+		}
+		d.Message = m
+	}
+	if v[1] != nil {
+		d.Meta = append(json.RawMessage(nil), v[1]...)
 	}
 	return d
 }

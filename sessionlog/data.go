@@ -214,11 +214,14 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 // object data, as it stands in data (not a copy; nil when there is no
 // such member), each found as encoding/json finds the member a struct
 // field of that name decodes (the key matched case-insensitively after
-// unescaping, the last match winning); ok is false when data is not valid
-// JSON or not an object. Readers of a few members of many events use it
-// instead of decoding each event whole.
+// unescaping); ok is false when data is not valid JSON, not an object, or
+// has two members for one name (encoding/json would decode both into the
+// field, one after the other: the caller decodes data with it instead).
+// Readers of a few members of many events use it instead of decoding each
+// event whole. At most 64 names.
 func ObjectMembers(data []byte, names []string, vals []json.RawMessage) (ok bool) {
 	clear(vals)
+	var found uint64
 	if !validJSON(data) {
 		return false
 	}
@@ -235,6 +238,10 @@ func ObjectMembers(data []byte, names []string, vals []json.RawMessage) (ok bool
 		vend, _ := valueEnd(data, i)
 		for k, name := range names {
 			if keyMatches(key, name) {
+				if found&(1<<k) != 0 {
+					return false
+				}
+				found |= 1 << k
 				vals[k] = data[i:vend:vend]
 			}
 		}

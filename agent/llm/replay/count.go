@@ -72,7 +72,8 @@ type chunkHead struct {
 
 // chunkHeadFast reads a chunk's turn, step and chunk type without
 // decoding the rest of it (a long text delta is skipped, not unescaped):
-// the members found as encoding/json finds them (sessionlog.ObjectMembers).
+// the members found as encoding/json finds them (sessionlog.ObjectMembers;
+// a member given twice is left to encoding/json).
 // ok is false unless all three are there and plain (integers in an int,
 // a string without escapes); the caller then decodes the data with
 // encoding/json, which says what is wrong. count_test.go holds it to
