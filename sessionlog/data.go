@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // TurnData is the data of turn/start.
@@ -124,10 +125,102 @@ func DecodeData[T any](e *Event) (T, error) {
 	if e.Data == nil {
 		return v, invalidf(e, "no data")
 	}
+	if fastData(e.Data, &v) {
+		return v, nil
+	}
 	if err := json.Unmarshal(e.Data, &v); err != nil {
 		return v, invalidf(e, "data: %v", err)
 	}
 	return v, nil
+}
+
+// fastData decodes data into *v by hand for the data every turn logs
+// (tool calls, request contexts, turn ends) when each member is plain: a
+// string, an integer in an int (message_decode.go). false leaves v
+// to json.Unmarshal (data_fast_internal_test.go holds the two alike).
+func fastData(data []byte, v any) bool {
+	switch p := v.(type) {
+	case *ToolCallData:
+		var m [5]json.RawMessage
+		if !ObjectMembers(data, []string{"turn", "step", "callId", "name", "arguments"}, m[:]) {
+			return false
+		}
+		d := ToolCallData{}
+		if !fastInt(m[0], &d.Turn) || !fastInt(m[1], &d.Step) || !fastStr(m[2], &d.CallID) || !fastStr(m[3], &d.Name) || !fastStr(m[4], &d.Arguments) {
+			return false
+		}
+		*p = d
+		return true
+	case *RequestContextData:
+		var m [4]json.RawMessage
+		if !ObjectMembers(data, []string{"provider", "model", "contextWindow", "reasoningEffort"}, m[:]) {
+			return false
+		}
+		d := RequestContextData{}
+		if !fastStr(m[0], &d.Provider) || !fastStr(m[1], &d.Model) || !fastInt(m[2], &d.ContextWindow) || !fastStr(m[3], &d.ReasoningEffort) {
+			return false
+		}
+		*p = d
+		return true
+	case *TurnEndData:
+		var m [2]json.RawMessage
+		if !ObjectMembers(data, []string{"turn", "reason"}, m[:]) {
+			return false
+		}
+		d := TurnEndData{}
+		if !fastInt(m[0], &d.Turn) {
+			return false
+		}
+		if m[1] != nil {
+			var r [3]json.RawMessage
+			if m[1][0] != '{' || !ObjectMembers(m[1], []string{"kind", "reason", "error"}, r[:]) || r[1] != nil || r[2] != nil || !fastStr(r[0], &d.Reason.Kind) {
+				return false
+			}
+		}
+		*p = d
+		return true
+	}
+	return false
+}
+
+// fastStr decodes a member's string value into *s (left alone for an
+// absent member); false for a value fastString does not read.
+func fastStr(val json.RawMessage, s *string) bool {
+	if val == nil {
+		return true
+	}
+	v, _, ok := fastString(val, 0)
+	if ok {
+		*s = v
+	}
+	return ok
+}
+
+// fastInt decodes a member's integer value into *n (left alone for an
+// absent member); false for anything but digits, maybe after a minus,
+// that fit an int.
+func fastInt(val json.RawMessage, n *int) bool {
+	if val == nil {
+		return true
+	}
+	digits := val
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	v, err := strconv.Atoi(string(val))
+	if err != nil {
+		return false
+	}
+	*n = v
+	return true
 }
 
 // ToolCallIDs lists the tool-call ids of a message's tool-call parts.
