@@ -18,7 +18,9 @@ type Decoded struct {
 	Header sessionlog.Header
 	Events []sessionlog.Event
 	// spans maps events to physical lines: span k says events from seq
-	// on start at the 1-based line.
+	// on start at the 1-based line — a packed row's events all on it, a
+	// run's one per line from it on (a log of one event per line is one
+	// span, not one per line).
 	spans []lineSpan
 	// Torn is non-nil when a damaged tail after the last complete turn/end
 	// was dropped (a crash mid-write).
@@ -44,11 +46,29 @@ func (d *Decoded) LineOf(seq int) int {
 	if !found {
 		k--
 	}
+	if s := d.spans[k]; s.run {
+		return s.line + seq - s.seq
+	}
 	return d.spans[k].line
 }
 
-// lineSpan records that events from seq on start at a physical line.
-type lineSpan struct{ seq, line int }
+// lineSpan records that events from seq on start at a physical line: all
+// of them on it (a packed row), or with run one per line.
+type lineSpan struct {
+	seq, line int
+	run       bool
+}
+
+// addLine notes that the events from seq n on (one, or a packed row's)
+// are on line.
+func (d *Decoded) addLine(n, line int, one bool) {
+	if one && len(d.spans) > 0 {
+		if s := d.spans[len(d.spans)-1]; s.run && s.line+n-s.seq == line {
+			return
+		}
+	}
+	d.spans = append(d.spans, lineSpan{seq: n, line: line, run: one})
+}
 
 // sizeHint estimates the number of events in n bytes of log.
 func sizeHint(r io.Reader) int {
@@ -150,7 +170,7 @@ func decode(r io.Reader, name string, hint int) (*Decoded, error) {
 			damage = &Torn{Line: lineNo, Records: 1, Err: rerr}
 			continue
 		}
-		d.spans = append(d.spans, lineSpan{seq: n, line: lineNo})
+		d.addLine(n, lineNo, len(evs) == n+1)
 		d.Events = evs
 		offset += int64(len(line))
 		d.GoodBytes = offset
