@@ -164,31 +164,13 @@ type messageData struct {
 // decodeMessage decodes the message (and meta) of an assistant/message or
 // tool/result in one pass; zero for data that does not decode.
 //
-// It is json.Unmarshal into messageData: the two members found as
-// encoding/json finds them, the message read by sessionlog.DecodeMessage.
+// It is json.Unmarshal into messageData (sessionlog.DecodeMessageData).
 func decodeMessage(e *sessionlog.Event) messageData {
-	var v [2]json.RawMessage
-	if !sessionlog.ObjectMembers(e.Data, []string{"message", "meta"}, v[:]) {
-		// Not an object (json.Unmarshal takes a null for no change), or
-		// a member twice.
-		var d messageData
-		if json.Unmarshal(e.Data, &d) != nil {
-			return messageData{}
-		}
-		return d
+	m, meta, err := sessionlog.DecodeMessageData(e.Data)
+	if err != nil {
+		return messageData{}
 	}
-	var d messageData
-	if v[0] != nil {
-		m, err := sessionlog.DecodeMessage(v[0])
-		if err != nil {
-			return messageData{}
-		}
-		d.Message = m
-	}
-	if v[1] != nil {
-		d.Meta = append(json.RawMessage(nil), v[1]...)
-	}
-	return d
+	return messageData{Message: m, Meta: meta}
 }
 
 // maxDiffMeta bounds the texts of the diffs a tool/result's meta keeps for

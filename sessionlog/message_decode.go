@@ -238,3 +238,39 @@ func fastString(b []byte, i int) (string, int, bool) {
 	}
 	return string(out), end, true
 }
+
+// DecodeMessageData is json.Unmarshal of an assistant/message's or a
+// tool/result's data into a struct of its "message" (a Message) and
+// "meta" (json.RawMessage) members: the same two, and an error exactly
+// when json.Unmarshal fails. data is checked once, the message read as
+// DecodeMessage reads it.
+func DecodeMessageData(data []byte) (m Message, meta json.RawMessage, err error) {
+	var v [2]json.RawMessage
+	if !ObjectMembers(data, []string{"message", "meta"}, v[:]) {
+		// Not an object, or a member twice: encoding/json's to read.
+		var d struct {
+			Message Message         `json:"message"`
+			Meta    json.RawMessage `json:"meta"`
+		}
+		err := json.Unmarshal(data, &d)
+		return d.Message, d.Meta, err
+	}
+	if v[0] != nil {
+		if v[0][0] != '{' || !fastMessageOK(v[0], &m) {
+			m = Message{}
+			if err := json.Unmarshal(v[0], &m); err != nil {
+				return m, nil, err
+			}
+		}
+	}
+	if v[1] != nil {
+		meta = append(json.RawMessage(nil), v[1]...)
+	}
+	return m, meta, nil
+}
+
+// fastMessageOK is fastMessage of the object b (valid JSON).
+func fastMessageOK(b []byte, m *Message) bool {
+	_, ok := fastMessage(b, 0, m)
+	return ok
+}

@@ -77,3 +77,30 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) { checkMessage(t, raw) })
 }
+
+// TestDecodeMessageDataIsUnmarshals holds DecodeMessageData to
+// json.Unmarshal into {message, meta} over data wrapping every message
+// case, and their prefixes.
+func TestDecodeMessageDataIsUnmarshals(t *testing.T) {
+	var cases []string
+	for _, m := range messageCases {
+		cases = append(cases, `{"turn":1,"message":`+m+`,"meta":{"diffs":[]}}`, `{"meta":null,"message":`+m+`}`, `{"message":`+m+`,"Message":{"id":"x"}}`, m)
+	}
+	for _, s := range cases {
+		for i := range len(s) + 1 {
+			raw := []byte(s[:i])
+			m, meta, err := DecodeMessageData(raw)
+			var want struct {
+				Message Message         `json:"message"`
+				Meta    json.RawMessage `json:"meta"`
+			}
+			werr := json.Unmarshal(raw, &want)
+			if (err == nil) != (werr == nil) {
+				t.Fatalf("%q: error %v, json.Unmarshal %v", raw, err, werr)
+			}
+			if err == nil && (!reflect.DeepEqual(m, want.Message) || string(meta) != string(want.Meta) || (meta == nil) != (want.Meta == nil)) {
+				t.Fatalf("%q:\n got %#v %q\nwant %#v %q", raw, m, meta, want.Message, want.Meta)
+			}
+		}
+	}
+}
