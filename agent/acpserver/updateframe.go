@@ -153,16 +153,21 @@ func appendToolCall(b []byte, c *acp.SessionUpdateToolCall) ([]byte, bool) {
 			return b, false
 		}
 		// The SDK's map copy decodes the input to Go values: keys come
-		// out sorted and numbers as float64 write them.
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return b, false
+		// out sorted and numbers as float64 write them. An object of
+		// plain strings, keys sorted, comes out as it went in.
+		if plainSortedObject(raw) {
+			rawInput = raw
+		} else {
+			var v any
+			if json.Unmarshal(raw, &v) != nil {
+				return b, false
+			}
+			enc, err := json.Marshal(v)
+			if err != nil {
+				return b, false
+			}
+			rawInput = enc
 		}
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return b, false
-		}
-		rawInput = enc
 	}
 	b = append(b, '{')
 	b, ok := appendContents(b, c.Content)
@@ -195,6 +200,57 @@ func appendToolCall(b []byte, c *acp.SessionUpdateToolCall) ([]byte, bool) {
 	b = append(b, `,"toolCallId":`...)
 	b = appendJSONString(b, string(c.ToolCallId), true)
 	return append(b, '}'), true
+}
+
+// plainSortedObject reports whether raw is exactly {"k":"v",…}: no
+// whitespace, keys in strictly increasing byte order, keys and values of
+// printable ASCII that encoding/json writes as it is (no quote, backslash,
+// '<', '>' or '&'). Such an object is its own encoding after a decode into
+// Go values and an encode (the SDK's map copy of a tool call's input).
+func plainSortedObject(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false
+	}
+	if len(raw) == 2 {
+		return true
+	}
+	var prev []byte
+	i := 1
+	for k := 0; ; k++ {
+		key, next, ok := plainQuoted(raw, i)
+		if !ok || (k > 0 && string(key) <= string(prev)) || next >= len(raw) || raw[next] != ':' {
+			return false
+		}
+		prev = key
+		if _, next, ok = plainQuoted(raw, next+1); !ok || next >= len(raw) {
+			return false
+		}
+		switch {
+		case raw[next] == ',':
+			i = next + 1
+		case next == len(raw)-1:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// plainQuoted reads a string of plain characters (plainSortedObject) at
+// raw[i]: its content and the index after its closing quote.
+func plainQuoted(raw []byte, i int) ([]byte, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(raw); j++ {
+		switch c := raw[j]; {
+		case c == '"':
+			return raw[i+1 : j], j + 1, true
+		case c < 0x20 || c > 0x7e || c == '\\' || c == '<' || c == '>' || c == '&':
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
 }
 
 // appendToolCallUpdate appends a tool_call_update that sets only its
