@@ -314,10 +314,58 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 // event whole. At most 64 names.
 func ObjectMembers(data []byte, names []string, vals []json.RawMessage) (ok bool) {
 	clear(vals)
-	var found uint64
-	if !validJSON(data) {
+	// One pass checks data and finds its members (up to eight).
+	var top topMembers
+	v := validator{b: data, top: &top}
+	if !v.valid() {
 		return false
 	}
+	if i := skipWS(data, 0); data[i] != '{' {
+		return false
+	}
+	if top.over {
+		return objectMembersValid(data, names, vals)
+	}
+	var found uint64
+	for m := range top.n {
+		key := data[top.key[m][0]:top.key[m][1]]
+		for k, name := range names {
+			if keyMatches(key, name) {
+				if found&(1<<k) != 0 {
+					return false
+				}
+				found |= 1 << k
+				vals[k] = data[top.val[m][0]:top.val[m][1]:top.val[m][1]]
+			}
+		}
+	}
+	return true
+}
+
+// ChunkHead reads an assistant/chunk's turn, step and chunk type as
+// json.Unmarshal into struct{ Turn, Step int; Chunk struct{ Type string } }
+// reads them (members found as ObjectMembers finds them), data checked
+// once; ok is false unless all three are there and plain (integers in an
+// int, a string fastString reads), and then the caller decodes the data
+// with encoding/json.
+func ChunkHead(data []byte) (turn, step int, chunkType string, ok bool) {
+	var head, inner [3]json.RawMessage
+	if !ObjectMembers(data, []string{"turn", "step", "chunk"}, head[:]) || head[0] == nil || head[1] == nil || head[2] == nil || head[2][0] != '{' {
+		return 0, 0, "", false
+	}
+	if !objectMembersValid(head[2], []string{"type"}, inner[:1]) || inner[0] == nil {
+		return 0, 0, "", false
+	}
+	if !fastInt(head[0], &turn) || !fastInt(head[1], &step) {
+		return 0, 0, "", false
+	}
+	chunkType, _, ok = fastString(inner[0], 0)
+	return turn, step, chunkType, ok
+}
+
+// objectMembersValid is ObjectMembers of data known to be valid JSON.
+func objectMembersValid(data []byte, names []string, vals []json.RawMessage) (ok bool) {
+	var found uint64
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false

@@ -75,3 +75,35 @@ func FuzzFastData(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkData(t, data) })
 }
+
+// TestObjectMembersIsObjectMember holds ObjectMembers (one pass, or the
+// member walk past eight members) to objectMember name by name, over
+// random objects of up to twenty members.
+func TestObjectMembersIsObjectMember(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 8))
+	keys := []string{`"a"`, `"b"`, `"A"`, `"c"`, `"\u0062"`, `"x"`, `"y"`}
+	vals := []string{`1`, `"s"`, `{"a":2}`, `[1,{"b":3}]`, `null`, ` "sp" `}
+	names := []string{"a", "b", "c"}
+	for range 100000 {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for k := range r.IntN(20) {
+			if k > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString(keys[r.IntN(len(keys))] + ":" + vals[r.IntN(len(vals))])
+		}
+		sb.WriteString("}")
+		data := []byte(sb.String())
+		got := make([]json.RawMessage, len(names))
+		if !ObjectMembers(data, names, got) {
+			continue // a name given twice (the callers' tests hold that case)
+		}
+		for k, name := range names {
+			want, ok := objectMember(data, name)
+			if (got[k] != nil) != ok || string(got[k]) != string(want) {
+				t.Fatalf("%s: member %q is %q, objectMember %q (%v)", data, name, got[k], want, ok)
+			}
+		}
+	}
+}
