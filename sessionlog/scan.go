@@ -58,6 +58,10 @@ func valueEnd(b []byte, i int) (int, bool) {
 
 func stringEnd(b []byte, i int) (int, bool) {
 	for j := i + 1; j < len(b); j++ {
+		j = skipPlain(b, j)
+		if j >= len(b) {
+			break
+		}
 		switch b[j] {
 		case '\\':
 			j++

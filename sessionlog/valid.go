@@ -1,5 +1,7 @@
 package sessionlog
 
+import "encoding/binary"
+
 // validJSON reports whether b is one JSON value, with whitespace around
 // it, exactly as encoding/json.Valid decides: the same grammar (a string
 // holds no byte below 0x20 and only the escapes \" \\ \/ \b \f \n \r \t
@@ -187,6 +189,10 @@ func (v *validator) objectKey(i int) (int, bool) {
 // validString checks the string starting at b[i] == '"' and returns its end.
 func validString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
+		i = skipPlain(b, i)
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -266,4 +272,27 @@ func validNumber(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, true
+}
+
+// Eight bytes at a time (the bytes of a word, little-endian).
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// skipPlain returns the first index from i, in steps of eight, of a word
+// that may hold a byte a string cannot hold as it is: a quote, a
+// backslash or a control byte. Bytes past it are for the caller to read
+// one by one.
+func skipPlain(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (ones * '"')
+		bs := x ^ (ones * '\\')
+		// A zero byte of q or bs, or a byte of x below 0x20.
+		if ((q-ones)&^q|(bs-ones)&^bs|(x-ones*0x20)&^x)&highs != 0 {
+			return i
+		}
+	}
+	return i
 }

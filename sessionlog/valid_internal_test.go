@@ -44,6 +44,17 @@ func TestValidJSONIsEncodingJSONs(t *testing.T) {
 			}
 		}
 	}
+	// Strings long enough to be read eight bytes at a time, a byte that
+	// needs care at every offset.
+	for n := range 40 {
+		for pos := range n {
+			for _, odd := range []string{`"`, `\"`, `\\`, "\x00", "\x1f", "\x7f", "\xff", `\u0041`, `\x`, "\n"} {
+				s := strings.Repeat("a", pos) + odd + strings.Repeat("b", n-pos)
+				check(`"` + s + `"`)
+				check(`{"k":"` + s + `","z":1}`)
+			}
+		}
+	}
 	r := rand.New(rand.NewPCG(34, 5000))
 	alphabet := []string{"{", "}", "[", "]", ",", ":", `"`, `\`, `\"`, `\u12ab`, "u", "a", "0", "1", "-", ".", "e", "+", " ", "\n", "true", "null", "f", "\x00", "\xff", `"k":`, `"s"`}
 	for range 200000 {
