@@ -99,20 +99,39 @@ func readBufSize(r io.Reader) int {
 // the last complete turn/end is corruption (sessionlog.ErrCorrupt). Damage
 // after it is a torn tail: it is dropped and reported in Torn.
 func Decode(r io.Reader, name string) (*Decoded, error) {
-	return decode(r, name, sizeHint(r))
-}
-
-// decodeBytes is Decode of a whole file's content, its events allocated
-// for one per line (packed rows grow them): sizeHint's estimate of one per
-// 48 bytes made a log of long lines allocate, clear and have the collector
-// scan three times the events it holds.
-func decodeBytes(content []byte, name string) (*Decoded, error) {
-	return decode(bytes.NewReader(content), name, bytes.Count(content, []byte{'\n'})+16)
-}
-
-// decode is Decode with hint events allocated after the header.
-func decode(r io.Reader, name string, hint int) (*Decoded, error) {
 	br := bufio.NewReaderSize(r, readBufSize(r))
+	return decode(func() ([]byte, error) { return br.ReadBytes('\n') }, name, sizeHint(r))
+}
+
+// decodeBytes is Decode of a whole file's content: each line copied out of
+// it once (no read buffer between), the events allocated for one per line
+// (packed rows grow them) — sizeHint's estimate of one per 48 bytes made a
+// log of long lines allocate, clear and have the collector scan three
+// times the events it holds.
+func decodeBytes(content []byte, name string) (*Decoded, error) {
+	off := 0
+	next := func() ([]byte, error) {
+		// As bufio.Reader.ReadBytes('\n'): the line with its newline, in a
+		// new allocation (an event keeps its line), io.EOF with the last
+		// line when it has none.
+		rest := content[off:]
+		j := bytes.IndexByte(rest, '\n')
+		if j < 0 {
+			off = len(content)
+			if len(rest) == 0 {
+				return nil, io.EOF
+			}
+			return bytes.Clone(rest), io.EOF
+		}
+		off += j + 1
+		return bytes.Clone(rest[:j+1]), nil
+	}
+	return decode(next, name, bytes.Count(content, []byte{'\n'})+16)
+}
+
+// decode is Decode reading lines from next (bufio.Reader.ReadBytes('\n')'s
+// contract), hint events allocated after the header.
+func decode(next func() ([]byte, error), name string, hint int) (*Decoded, error) {
 	var (
 		d      Decoded
 		lineNo int
@@ -120,7 +139,7 @@ func decode(r io.Reader, name string, hint int) (*Decoded, error) {
 		damage *Torn
 	)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := next()
 		if len(line) == 0 && err == io.EOF {
 			break
 		}
