@@ -58,15 +58,13 @@ func (v *validator) valid() bool {
 	// stack holds, per open container, whether it is an object.
 	var buf [64]bool
 	stack := buf[:0]
-	// inTop: the values now read are the top-level object's members.
-	inTop := func() bool { return v.top != nil && len(stack) == 1 && stack[0] && !v.top.over }
 	i := v.skip(0)
 	for {
 		// A value starts at i.
 		if i >= len(b) {
 			return false
 		}
-		if inTop() {
+		if t := v.top; t != nil && len(stack) == 1 && stack[0] && !t.over { // a member of the top-level object
 			v.top.val[v.top.n][0] = i
 		}
 		switch c := b[i]; c {
@@ -85,7 +83,7 @@ func (v *validator) valid() bool {
 			if i, ok = v.objectKey(i); !ok {
 				return false
 			}
-			if inTop() {
+			if t := v.top; t != nil && len(stack) == 1 && stack[0] && !t.over { // a member of the top-level object
 				v.recordKey(k, v.keyEnd)
 			}
 			continue
@@ -129,7 +127,7 @@ func (v *validator) valid() bool {
 		// A value ended at i: close containers, or go on to the next
 		// element or member.
 		for {
-			if inTop() {
+			if t := v.top; t != nil && len(stack) == 1 && stack[0] && !t.over { // a member of the top-level object
 				v.top.val[v.top.n][1] = i
 				v.top.n++
 			}
@@ -149,7 +147,7 @@ func (v *validator) valid() bool {
 					if i, ok = v.objectKey(i); !ok {
 						return false
 					}
-					if inTop() {
+					if t := v.top; t != nil && len(stack) == 1 && stack[0] && !t.over { // a member of the top-level object
 						v.recordKey(k, v.keyEnd)
 					}
 				}
