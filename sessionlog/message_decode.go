@@ -209,7 +209,7 @@ func fastString(b []byte, i int) (string, int, bool) {
 		}
 	}
 	if plain {
-		return string(in), end, true
+		return knownString(in), end, true
 	}
 	out := make([]byte, 0, len(in))
 	for k := 0; k < len(in); k++ {
@@ -273,4 +273,26 @@ func DecodeMessageData(data []byte) (m Message, meta json.RawMessage, err error)
 func fastMessageOK(b []byte, m *Message) bool {
 	_, ok := fastMessage(b, 0, m)
 	return ok
+}
+
+// knownString is in as a string, a constant (no copy) for the roles and
+// part types every message repeats.
+func knownString(in []byte) string {
+	switch string(in) {
+	case "text":
+		return "text"
+	case "reasoning":
+		return "reasoning"
+	case "tool-call":
+		return "tool-call"
+	case "tool-result":
+		return "tool-result"
+	case "user":
+		return "user"
+	case "assistant":
+		return "assistant"
+	case "tool":
+		return "tool"
+	}
+	return string(in)
 }

@@ -1,6 +1,7 @@
 package sessionlog
 
 import (
+	"bytes"
 	"strconv"
 )
 
@@ -208,7 +209,7 @@ func intArray(b []byte) ([]int, bool) {
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
 		return nil, false
 	}
-	out := []int{}
+	out := make([]int, 0, bytes.Count(b, []byte{','})+1)
 	i := skipWS(b, 1)
 	if i == len(b)-1 {
 		return out, true

@@ -147,7 +147,10 @@ func decode(next func() ([]byte, error), name string, hint int) (*Decoded, error
 			return nil, &sessionlog.RecordError{File: name, Line: lineNo + 1, Err: err}
 		}
 		lineNo++
-		body := bytes.TrimRight(line, "\r\n")
+		body := line // bytes.TrimRight(line, "\r\n") without building its cutset per line
+		for len(body) > 0 && (body[len(body)-1] == '\n' || body[len(body)-1] == '\r') {
+			body = body[:len(body)-1]
+		}
 		if lineNo == 1 {
 			h, herr := sessionlog.DecodeHeader(body)
 			if herr != nil {
