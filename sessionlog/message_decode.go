@@ -49,13 +49,15 @@ func fastMessage(b []byte, i int, m *Message) (int, bool) {
 			m.ID, end, ok = fastString(b, v)
 		case "source":
 			bit = 8
-			end, _ = valueEnd(b, v)
-			m.Source = json.RawMessage(append([]byte(nil), b[v:end]...))
+			end, ok = valueEnd(b, v)
+			if ok {
+				m.Source = json.RawMessage(append([]byte(nil), b[v:end]...))
+			}
 		default:
 			if foldsTo(key, "role", "content", "id", "source") {
 				return 0, false
 			}
-			end, _ = valueEnd(b, v)
+			end, ok = valueEnd(b, v)
 		}
 		if !ok || seen&bit != 0 {
 			return 0, false
@@ -77,20 +79,26 @@ func fastParts(b []byte, i int) ([]Part, int, bool) {
 		return parts, i + 1, true
 	}
 	for {
-		if b[i] != '{' {
+		if i >= len(b) || b[i] != '{' {
 			return nil, 0, false
 		}
 		var p Part
 		end, ok := fastPart(b, i, &p)
-		if !ok {
+		if !ok || end <= i {
 			return nil, 0, false
 		}
 		parts = append(parts, p)
 		i = skipWS(b, end)
+		if i >= len(b) {
+			return nil, 0, false
+		}
 		if b[i] == ']' {
 			return parts, i + 1, true
 		}
-		i = skipWS(b, i+1) // the comma
+		if b[i] != ',' {
+			return nil, 0, false
+		}
+		i = skipWS(b, i+1)
 	}
 }
 
@@ -139,7 +147,7 @@ func fastPart(b []byte, i int, p *Part) (int, bool) {
 			if foldsTo(key, "type", "text", "id", "name", "arguments", "toolCallId", "isError", "content", "attachment") {
 				return 0, false
 			}
-			end, _ = valueEnd(b, v)
+			end, ok = valueEnd(b, v)
 		}
 		if !ok || seen&bit != 0 {
 			return 0, false
@@ -158,8 +166,16 @@ func fastObject(b []byte, i int, member func(key string, v int) (int, bool)) (in
 	if b[i] == '}' {
 		return i + 1, true
 	}
+	// b is valid JSON; the checks of progress and bounds only keep a
+	// scanning bug from looping or reading past b.
 	for {
-		kend, _ := stringEnd(b, i)
+		if i >= len(b) || b[i] != '"' {
+			return 0, false
+		}
+		kend, ok := stringEnd(b, i)
+		if !ok {
+			return 0, false
+		}
 		key := b[i+1 : kend-1]
 		for _, c := range key {
 			if c == '\\' || c >= utf8.RuneSelf {
@@ -169,14 +185,20 @@ func fastObject(b []byte, i int, member func(key string, v int) (int, bool)) (in
 		i = skipWS(b, kend)
 		i = skipWS(b, i+1) // the colon
 		end, ok := member(string(key), i)
-		if !ok {
+		if !ok || end <= i {
 			return 0, false
 		}
 		i = skipWS(b, end)
+		if i >= len(b) {
+			return 0, false
+		}
 		if b[i] == '}' {
 			return i + 1, true
 		}
-		i = skipWS(b, i+1) // the comma
+		if b[i] != ',' {
+			return 0, false
+		}
+		i = skipWS(b, i+1)
 	}
 }
 
@@ -198,7 +220,10 @@ func fastString(b []byte, i int) (string, int, bool) {
 	if b[i] != '"' {
 		return "", 0, false
 	}
-	end, _ := stringEnd(b, i)
+	end, ok := stringEnd(b, i)
+	if !ok {
+		return "", 0, false
+	}
 	in := b[i+1 : end-1]
 	plain := true
 	for _, c := range in {
@@ -218,7 +243,9 @@ func fastString(b []byte, i int) (string, int, bool) {
 			out = append(out, c)
 			continue
 		}
-		k++
+		if k++; k == len(in) {
+			return "", 0, false
+		}
 		switch in[k] {
 		case '"', '\\', '/':
 			out = append(out, in[k])

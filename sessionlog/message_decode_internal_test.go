@@ -52,6 +52,16 @@ func TestDecodeMessageIsUnmarshals(t *testing.T) {
 			checkMessage(t, []byte(s[:i]))
 		}
 	}
+	// Texts long enough to be skipped eight bytes at a time, an escape at
+	// every offset.
+	for n := range 40 {
+		for pos := range n {
+			for _, odd := range []string{`\"`, `\\`, `\n`, `\u0041`} {
+				text := strings.Repeat("a", pos) + odd + strings.Repeat("b", n-pos)
+				checkMessage(t, []byte(`{"role":"user","content":[{"type":"text","text":"`+text+`"}],"id":"`+text+`"}`))
+			}
+		}
+	}
 	for _, s := range messageCases[:4] {
 		var m Message
 		if _, ok := fastMessage([]byte(s), 0, &m); !ok {

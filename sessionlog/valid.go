@@ -187,10 +187,6 @@ func (v *validator) objectKey(i int) (int, bool) {
 // validString checks the string starting at b[i] == '"' and returns its end.
 func validString(b []byte, i int) (int, bool) {
 	for i++; i < len(b); i++ {
-		i = skipPlain(b, i)
-		if i >= len(b) {
-			break
-		}
 		c := b[i]
 		switch {
 		case c == '"':
