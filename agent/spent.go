@@ -67,9 +67,9 @@ var usageKey = []byte(`"usage":`)
 // not the message's content (a load of a long session reads each
 // assistant message once more otherwise).
 func (s *Session) trackSpent(e *sessionlog.Event) {
-	// Most events hold no usage: bytes.Index (vector search) says so far
+	// Most events hold no usage: bytes.Contains (vector search) says so far
 	// faster than bytes.LastIndex (a rolling hash from the end) does.
-	if bytes.Index(e.Data, usageKey) < 0 {
+	if !bytes.Contains(e.Data, usageKey) {
 		return
 	}
 	i := bytes.LastIndex(e.Data, usageKey)
