@@ -45,8 +45,8 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			// live turn showed it); instruction files, reminders and
 			// compaction summaries are the engine's messages to the model.
 			// The event is decoded once, its source with it.
-			var m sessionlog.Message
-			if json.Unmarshal(e.Data, &m) != nil {
+			m, err := sessionlog.DecodeMessage(e.Data)
+			if err != nil {
 				continue
 			}
 			var src struct {
@@ -163,12 +163,14 @@ type messageData struct {
 
 // decodeMessage decodes the message (and meta) of an assistant/message or
 // tool/result in one pass; zero for data that does not decode.
+//
+// It is json.Unmarshal into messageData (sessionlog.DecodeMessageData).
 func decodeMessage(e *sessionlog.Event) messageData {
-	var d messageData
-	if json.Unmarshal(e.Data, &d) != nil {
+	m, meta, err := sessionlog.DecodeMessageData(e.Data)
+	if err != nil {
 		return messageData{}
 	}
-	return d
+	return messageData{Message: m, Meta: meta}
 }
 
 // maxDiffMeta bounds the texts of the diffs a tool/result's meta keeps for

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 )
 
 // TurnData is the data of turn/start.
@@ -124,10 +125,102 @@ func DecodeData[T any](e *Event) (T, error) {
 	if e.Data == nil {
 		return v, invalidf(e, "no data")
 	}
+	if fastData(e.Data, &v) {
+		return v, nil
+	}
 	if err := json.Unmarshal(e.Data, &v); err != nil {
 		return v, invalidf(e, "data: %v", err)
 	}
 	return v, nil
+}
+
+// fastData decodes data into *v by hand for the data every turn logs
+// (tool calls, request contexts, turn ends) when each member is plain: a
+// string, an integer in an int (message_decode.go). false leaves v
+// to json.Unmarshal (data_fast_internal_test.go holds the two alike).
+func fastData(data []byte, v any) bool {
+	switch p := v.(type) {
+	case *ToolCallData:
+		var m [5]json.RawMessage
+		if !ObjectMembers(data, []string{"turn", "step", "callId", "name", "arguments"}, m[:]) {
+			return false
+		}
+		d := ToolCallData{}
+		if !fastInt(m[0], &d.Turn) || !fastInt(m[1], &d.Step) || !fastStr(m[2], &d.CallID) || !fastStr(m[3], &d.Name) || !fastStr(m[4], &d.Arguments) {
+			return false
+		}
+		*p = d
+		return true
+	case *RequestContextData:
+		var m [4]json.RawMessage
+		if !ObjectMembers(data, []string{"provider", "model", "contextWindow", "reasoningEffort"}, m[:]) {
+			return false
+		}
+		d := RequestContextData{}
+		if !fastStr(m[0], &d.Provider) || !fastStr(m[1], &d.Model) || !fastInt(m[2], &d.ContextWindow) || !fastStr(m[3], &d.ReasoningEffort) {
+			return false
+		}
+		*p = d
+		return true
+	case *TurnEndData:
+		var m [2]json.RawMessage
+		if !ObjectMembers(data, []string{"turn", "reason"}, m[:]) {
+			return false
+		}
+		d := TurnEndData{}
+		if !fastInt(m[0], &d.Turn) {
+			return false
+		}
+		if m[1] != nil {
+			var r [3]json.RawMessage
+			if m[1][0] != '{' || !ObjectMembers(m[1], []string{"kind", "reason", "error"}, r[:]) || r[1] != nil || r[2] != nil || !fastStr(r[0], &d.Reason.Kind) {
+				return false
+			}
+		}
+		*p = d
+		return true
+	}
+	return false
+}
+
+// fastStr decodes a member's string value into *s (left alone for an
+// absent member); false for a value fastString does not read.
+func fastStr(val json.RawMessage, s *string) bool {
+	if val == nil {
+		return true
+	}
+	v, _, ok := fastString(val, 0)
+	if ok {
+		*s = v
+	}
+	return ok
+}
+
+// fastInt decodes a member's integer value into *n (left alone for an
+// absent member); false for anything but digits, maybe after a minus,
+// that fit an int.
+func fastInt(val json.RawMessage, n *int) bool {
+	if val == nil {
+		return true
+	}
+	digits := val
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	v, err := strconv.Atoi(string(val))
+	if err != nil {
+		return false
+	}
+	*n = v
+	return true
 }
 
 // ToolCallIDs lists the tool-call ids of a message's tool-call parts.
@@ -185,7 +278,7 @@ func ProjectMessage(e *Event) (json.RawMessage, error) {
 // the last match winning. ok is false when data is not valid JSON, not an
 // object, or has no such member.
 func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return nil, false
 	}
 	i := skipWS(data, 0)
@@ -208,6 +301,97 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 		}
 	}
 	return val, ok
+}
+
+// ObjectMembers sets vals[k] to the value of member names[k] of the JSON
+// object data, as it stands in data (not a copy; nil when there is no
+// such member), each found as encoding/json finds the member a struct
+// field of that name decodes (the key matched case-insensitively after
+// unescaping); ok is false when data is not valid JSON, not an object, or
+// has two members for one name (encoding/json would decode both into the
+// field, one after the other: the caller decodes data with it instead).
+// Readers of a few members of many events use it instead of decoding each
+// event whole. At most 64 names.
+func ObjectMembers(data []byte, names []string, vals []json.RawMessage) (ok bool) {
+	clear(vals)
+	// One pass checks data and finds its members (up to eight).
+	var top topMembers
+	v := validator{b: data, top: &top}
+	if !v.valid() {
+		return false
+	}
+	if i := skipWS(data, 0); data[i] != '{' {
+		return false
+	}
+	if top.over {
+		return objectMembersValid(data, names, vals)
+	}
+	var found uint64
+	for m := range top.n {
+		key := data[top.key[m][0]:top.key[m][1]]
+		for k, name := range names {
+			if keyMatches(key, name) {
+				if found&(1<<k) != 0 {
+					return false
+				}
+				found |= 1 << k
+				vals[k] = data[top.val[m][0]:top.val[m][1]:top.val[m][1]]
+			}
+		}
+	}
+	return true
+}
+
+// ChunkHead reads an assistant/chunk's turn, step and chunk type as
+// json.Unmarshal into struct{ Turn, Step int; Chunk struct{ Type string } }
+// reads them (members found as ObjectMembers finds them), data checked
+// once; ok is false unless all three are there and plain (integers in an
+// int, a string fastString reads), and then the caller decodes the data
+// with encoding/json.
+func ChunkHead(data []byte) (turn, step int, chunkType string, ok bool) {
+	var head, inner [3]json.RawMessage
+	if !ObjectMembers(data, []string{"turn", "step", "chunk"}, head[:]) || head[0] == nil || head[1] == nil || head[2] == nil || head[2][0] != '{' {
+		return 0, 0, "", false
+	}
+	if !objectMembersValid(head[2], []string{"type"}, inner[:1]) || inner[0] == nil {
+		return 0, 0, "", false
+	}
+	if !fastInt(head[0], &turn) || !fastInt(head[1], &step) {
+		return 0, 0, "", false
+	}
+	chunkType, _, ok = fastString(inner[0], 0)
+	return turn, step, chunkType, ok
+}
+
+// objectMembersValid is ObjectMembers of data known to be valid JSON.
+func objectMembersValid(data []byte, names []string, vals []json.RawMessage) (ok bool) {
+	var found uint64
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	i = skipWS(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		kend, _ := valueEnd(data, i)
+		key := data[i:kend]
+		i = skipWS(data, kend)
+		i = skipWS(data, i+1) // the colon
+		vend, _ := valueEnd(data, i)
+		for k, name := range names {
+			if keyMatches(key, name) {
+				if found&(1<<k) != 0 {
+					return false
+				}
+				found |= 1 << k
+				vals[k] = data[i:vend:vend]
+			}
+		}
+		i = skipWS(data, vend)
+		if i < len(data) && data[i] == ',' {
+			i = skipWS(data, i+1)
+		}
+	}
+	return true
 }
 
 // keyMatches reports whether the quoted key names member name, as

@@ -82,7 +82,7 @@ func appendCompact(b []byte, raw json.RawMessage, def string) []byte {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return append(b, def...)
 	}
-	if isCompact(raw) && json.Valid(raw) {
+	if isCompact(raw) && validJSON(raw) {
 		return append(b, raw...)
 	}
 	var buf bytes.Buffer

@@ -36,8 +36,18 @@ func New(h Header) *Log {
 
 // Seed validates events as if appended one by one and returns the log.
 func Seed(h Header, events []Event) (*Log, error) {
+	return seed(h, events, false)
+}
+
+// seed is Seed; owned, the log keeps events' backing array (each event
+// is appended onto its own slot) instead of copying it.
+func seed(h Header, events []Event, owned bool) (*Log, error) {
 	l := New(h)
-	l.events = make([]Event, 0, len(events))
+	if owned {
+		l.events = events[:0]
+	} else {
+		l.events = make([]Event, 0, len(events))
+	}
 	for i := range events {
 		if err := l.Append(events[i]); err != nil {
 			return nil, err

@@ -522,7 +522,7 @@ func (p *ContentPart) UnmarshalJSON(data []byte) error {
 		}
 		*p = ContentPart{}
 	}
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return errors.New("sessionlog: content part is not valid JSON")
 	}
 	p.Raw = bytes.Clone(data)

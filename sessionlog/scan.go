@@ -1,82 +1,13 @@
 package sessionlog
 
 import (
-	"encoding/json"
+	"bytes"
 	"strconv"
 )
 
 // envelopeFields are the raw members of one record's top-level object.
 type envelopeFields struct {
 	typ, seq, time, data, surfaceOp, sources []byte
-}
-
-// scanEnvelope splits a compact or loosely spaced JSON object into its
-// known top-level members without decoding them. It returns ok=false for
-// anything it does not fully recognise (an unknown or escaped key, a
-// duplicate key, malformed syntax); callers then take the strict, slower
-// path that produces a precise error.
-func scanEnvelope(raw []byte) (f envelopeFields, ok bool) {
-	i := skipWS(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return f, false
-	}
-	i = skipWS(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return f, skipWS(raw, i+1) == len(raw)
-	}
-	for {
-		if i >= len(raw) || raw[i] != '"' {
-			return f, false
-		}
-		j := i + 1
-		for j < len(raw) && raw[j] != '"' && raw[j] != '\\' {
-			j++
-		}
-		if j >= len(raw) || raw[j] != '"' {
-			return f, false
-		}
-		key := raw[i+1 : j]
-		i = skipWS(raw, j+1)
-		if i >= len(raw) || raw[i] != ':' {
-			return f, false
-		}
-		i = skipWS(raw, i+1)
-		end, vok := valueEnd(raw, i)
-		if !vok {
-			return f, false
-		}
-		val := raw[i:end]
-		var slot *[]byte
-		switch string(key) {
-		case "type":
-			slot = &f.typ
-		case "seq":
-			slot = &f.seq
-		case "time":
-			slot = &f.time
-		case "data":
-			slot = &f.data
-		case "surfaceOp":
-			slot = &f.surfaceOp
-		case "sourceEventSeqs":
-			slot = &f.sources
-		default:
-			return f, false
-		}
-		if *slot != nil {
-			return f, false
-		}
-		*slot = val
-		i = skipWS(raw, end)
-		if i < len(raw) && raw[i] == ',' {
-			i = skipWS(raw, i+1)
-			continue
-		}
-		if i < len(raw) && raw[i] == '}' {
-			return f, skipWS(raw, i+1) == len(raw)
-		}
-		return f, false
-	}
 }
 
 func skipWS(b []byte, i int) int {
@@ -88,7 +19,7 @@ func skipWS(b []byte, i int) int {
 
 // valueEnd returns the end of the JSON value starting at i: strings are
 // skipped with their escapes, objects and arrays by bracket depth, scalars
-// up to the next delimiter. Full syntax is checked separately (json.Valid).
+// up to the next delimiter. Full syntax is checked separately (validJSON).
 func valueEnd(b []byte, i int) (int, bool) {
 	if i >= len(b) {
 		return 0, false
@@ -128,6 +59,10 @@ func valueEnd(b []byte, i int) (int, bool) {
 
 func stringEnd(b []byte, i int) (int, bool) {
 	for j := i + 1; j < len(b); j++ {
+		j = skipPlain(b, j)
+		if j >= len(b) {
+			break
+		}
 		switch b[j] {
 		case '\\':
 			j++
@@ -141,17 +76,14 @@ func stringEnd(b []byte, i int) (int, bool) {
 // fastDecodeEvent is DecodeEvent's fast path for well-formed records; ok is
 // false when the record needs the strict path (which reports errors).
 func fastDecodeEvent(raw []byte) (Event, bool) {
-	if !json.Valid(raw) {
-		return Event{}, false
-	}
-	f, ok := scanEnvelope(raw)
+	f, compact, ok := scanRecord(raw)
 	if !ok || f.typ == nil || f.seq == nil || f.time == nil {
 		return Event{}, false
 	}
-	typ, ok := plainString(f.typ)
-	if !ok || typ == "" {
+	if !isPlainString(f.typ) || len(f.typ) == 2 {
 		return Event{}, false
 	}
+	typ := knownType(f.typ[1 : len(f.typ)-1])
 	seq, err := strconv.Atoi(string(f.seq))
 	if err != nil {
 		return Event{}, false
@@ -162,7 +94,7 @@ func fastDecodeEvent(raw []byte) (Event, bool) {
 	}
 	e := Event{Type: typ, Seq: seq, Time: t}
 	if f.data != nil {
-		if !isCompact(f.data) {
+		if !compact && !isCompact(f.data) {
 			return Event{}, false
 		}
 		e.Data = f.data
@@ -184,17 +116,92 @@ func fastDecodeEvent(raw []byte) (Event, bool) {
 	return e, true
 }
 
-// plainString decodes a JSON string without escapes.
-func plainString(b []byte) (string, bool) {
+// scanRecord is validJSON(raw) and scanEnvelope(raw) in one pass over the
+// record: its envelope's members as scanEnvelope finds them, ok false for
+// invalid JSON or what scanEnvelope refuses. compact says no whitespace
+// stands between the record's tokens (so none in its data either).
+// scan_internal_test.go and FuzzScanRecord hold it to the two.
+func scanRecord(raw []byte) (f envelopeFields, compact, ok bool) {
+	var top topMembers
+	v := validator{b: raw, top: &top}
+	if !v.valid() || top.over {
+		return f, false, false
+	}
+	if i := skipWS(raw, 0); raw[i] != '{' {
+		return f, false, false
+	}
+	for k := range top.n {
+		key := raw[top.key[k][0]+1 : top.key[k][1]-1]
+		val := raw[top.val[k][0]:top.val[k][1]]
+		var slot *[]byte
+		switch string(key) {
+		case "type":
+			slot = &f.typ
+		case "seq":
+			slot = &f.seq
+		case "time":
+			slot = &f.time
+		case "data":
+			slot = &f.data
+		case "surfaceOp":
+			slot = &f.surfaceOp
+		case "sourceEventSeqs":
+			slot = &f.sources
+		default:
+			return f, false, false // an unknown key, or one with escapes
+		}
+		if *slot != nil {
+			return f, false, false
+		}
+		*slot = val
+	}
+	return f, !v.ws, true
+}
+
+// knownType is typ as a string, the package's constant (no copy) when it
+// names a type the engine writes often: a loaded log's hundred thousand
+// events share a dozen strings.
+func knownType(typ []byte) string {
+	switch string(typ) {
+	case TypeTurnStart:
+		return TypeTurnStart
+	case TypeTurnEnd:
+		return TypeTurnEnd
+	case TypeStepStart:
+		return TypeStepStart
+	case TypeStepEnd:
+		return TypeStepEnd
+	case TypeUserMessage:
+		return TypeUserMessage
+	case TypeAssistantChunk:
+		return TypeAssistantChunk
+	case TypeAssistantMessage:
+		return TypeAssistantMessage
+	case TypeToolCall:
+		return TypeToolCall
+	case TypeToolResult:
+		return TypeToolResult
+	case TypeRequestHeader:
+		return TypeRequestHeader
+	case TypeRequestContext:
+		return TypeRequestContext
+	case TypeSessionTitle:
+		return TypeSessionTitle
+	}
+	return string(typ)
+}
+
+// isPlainString reports whether b is a JSON string without escapes.
+func isPlainString(b []byte) bool {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return "", false
+		return false
 	}
 	for _, c := range b[1 : len(b)-1] {
 		if c == '\\' || c == '"' || c < 0x20 {
-			return "", false
+			return false
 		}
 	}
-	return string(b[1 : len(b)-1]), true
+	return true
 }
 
 // intArray decodes a JSON array of integers.
@@ -202,7 +209,7 @@ func intArray(b []byte) ([]int, bool) {
 	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
 		return nil, false
 	}
-	out := []int{}
+	out := make([]int, 0, bytes.Count(b, []byte{','})+1)
 	i := skipWS(b, 1)
 	if i == len(b)-1 {
 		return out, true

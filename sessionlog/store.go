@@ -101,7 +101,18 @@ type Info struct {
 // events (the same rules as Append), then compute repair closers and append
 // them to the returned log. name labels errors (the session or file).
 func Load(name string, h Header, events []Event) (*Loaded, error) {
-	l, err := Seed(h, events)
+	return load(name, h, events, false)
+}
+
+// LoadOwned is Load of events the caller hands over: the log keeps their
+// slice rather than a copy of it (a decoded file's events are not held
+// twice while it loads). The caller must not use events afterwards.
+func LoadOwned(name string, h Header, events []Event) (*Loaded, error) {
+	return load(name, h, events, true)
+}
+
+func load(name string, h Header, events []Event, owned bool) (*Loaded, error) {
+	l, err := seed(h, events, owned)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

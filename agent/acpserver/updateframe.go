@@ -153,16 +153,21 @@ func appendToolCall(b []byte, c *acp.SessionUpdateToolCall) ([]byte, bool) {
 			return b, false
 		}
 		// The SDK's map copy decodes the input to Go values: keys come
-		// out sorted and numbers as float64 write them.
-		var v any
-		if json.Unmarshal(raw, &v) != nil {
-			return b, false
+		// out sorted and numbers as float64 write them. An object of
+		// plain strings, keys sorted, comes out as it went in.
+		if plainSortedObject(raw) {
+			rawInput = raw
+		} else {
+			var v any
+			if json.Unmarshal(raw, &v) != nil {
+				return b, false
+			}
+			enc, err := json.Marshal(v)
+			if err != nil {
+				return b, false
+			}
+			rawInput = enc
 		}
-		enc, err := json.Marshal(v)
-		if err != nil {
-			return b, false
-		}
-		rawInput = enc
 	}
 	b = append(b, '{')
 	b, ok := appendContents(b, c.Content)
@@ -197,16 +202,72 @@ func appendToolCall(b []byte, c *acp.SessionUpdateToolCall) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
+// plainSortedObject reports whether raw is exactly {"k":"v",…}: no
+// whitespace, keys in strictly increasing byte order, keys and values of
+// printable ASCII that encoding/json writes as it is (no quote, backslash,
+// '<', '>' or '&'). Such an object is its own encoding after a decode into
+// Go values and an encode (the SDK's map copy of a tool call's input).
+func plainSortedObject(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+		return false
+	}
+	if len(raw) == 2 {
+		return true
+	}
+	var prev []byte
+	i := 1
+	for k := 0; ; k++ {
+		key, next, ok := plainQuoted(raw, i)
+		if !ok || (k > 0 && string(key) <= string(prev)) || next >= len(raw) || raw[next] != ':' {
+			return false
+		}
+		prev = key
+		if _, next, ok = plainQuoted(raw, next+1); !ok || next >= len(raw) {
+			return false
+		}
+		switch {
+		case raw[next] == ',':
+			i = next + 1
+		case next == len(raw)-1:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// plainQuoted reads a string of plain characters (plainSortedObject) at
+// raw[i]: its content and the index after its closing quote.
+func plainQuoted(raw []byte, i int) ([]byte, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(raw); j++ {
+		switch c := raw[j]; {
+		case c == '"':
+			return raw[i+1 : j], j + 1, true
+		case c < 0x20 || c > 0x7e || c == '\\' || c == '<' || c == '>' || c == '&':
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
 // appendToolCallUpdate appends a tool_call_update that sets only its
-// status and content.
+// status, content and a raw output as a finished call's (rawOutput).
 func appendToolCallUpdate(b []byte, c *acp.SessionToolCallUpdate) ([]byte, bool) {
-	if c.Meta != nil || c.Kind != nil || len(c.Locations) > 0 || c.RawInput != nil || c.RawOutput != nil || c.Title != nil {
+	if c.Meta != nil || c.Kind != nil || len(c.Locations) > 0 || c.RawInput != nil || c.Title != nil {
 		return b, false
 	}
 	b = append(b, '{')
 	b, ok := appendContents(b, c.Content)
 	if !ok {
 		return b, false
+	}
+	if c.RawOutput != nil {
+		if b, ok = appendRawOutput(b, c.RawOutput); !ok {
+			return b, false
+		}
 	}
 	b = append(b, `"sessionUpdate":"tool_call_update",`...)
 	if c.Status != nil {
@@ -217,6 +278,40 @@ func appendToolCallUpdate(b []byte, c *acp.SessionToolCallUpdate) ([]byte, bool)
 	b = append(b, `"toolCallId":`...)
 	b = appendJSONString(b, string(c.ToolCallId), true)
 	return append(b, '}'), true
+}
+
+// appendRawOutput appends `"rawOutput":{…},` for the raw output of a
+// finished call, {"output": text} with "isError": true when it failed
+// (rawOutput in turns.go), keys sorted as the SDK's map copy sorts them
+// and its strings as that copy writes them again; ok false for any other
+// value.
+func appendRawOutput(b []byte, v any) ([]byte, bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		return b, false
+	}
+	text, isText := m["output"].(string)
+	if !isText {
+		return b, false
+	}
+	failed := false
+	switch len(m) {
+	case 1:
+	case 2:
+		if f, isBool := m["isError"].(bool); !isBool || !f {
+			return b, false
+		}
+		failed = true
+	default:
+		return b, false
+	}
+	b = append(b, `"rawOutput":{`...)
+	if failed {
+		b = append(b, `"isError":true,`...)
+	}
+	b = append(b, `"output":`...)
+	b = appendJSONString(b, text, true)
+	return append(b, "},"...), true
 }
 
 // appendContents appends `"content":[…],` for a non-empty list of text

@@ -50,8 +50,31 @@ func TestUpdateFrameBytesAreTheSDKs(t *testing.T) {
 	cases = append(cases,
 		acp.StartToolCall("id", "title"),
 		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`"just a string"`))),
+		// Inputs at the edges of the ones written as they are.
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"file_path":"f.txt"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"1","b":"2","c":"x y"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"b":"2","a":"1"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"1","a":"2"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"1","B":"2"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"x<y"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"x\u0041"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"x\ny"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"é"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":1}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a": "1"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"1",}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"1"}x`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a":"1""b":"2"}`))),
+		acp.StartToolCall("id", "t", acp.WithStartRawInput(json.RawMessage(`{"a"}`))),
 		acp.UpdateToolCall("id"),
 		acp.UpdateToolCall("id", acp.WithUpdateTitle("titled")),
+		// Raw outputs reel does not send are wrapped after one marshal.
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": "x", "isError": false})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": 1})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": "x", "other": "y"})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput(map[string]any{"output": "x", "isError": true, "z": 1})),
+		acp.UpdateToolCall("id", acp.WithUpdateRawOutput("text")),
 		acp.UpdateToolCall("id", acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolTerminalRef("term")})),
 		acp.UpdatePlan(acp.PlanEntry{Content: "do <it>", Priority: "high", Status: "pending"}),
 		acp.SessionUpdate{UsageUpdate: &acp.SessionUsageUpdate{SessionUpdate: "usage_update", Used: 10, Size: 100}},
@@ -80,7 +103,8 @@ func TestUpdateFrameBytesAreTheSDKs(t *testing.T) {
 		}
 		s := sb.String()
 		cases = append(cases, acp.UpdateAgentMessageText(s),
-			acp.UpdateToolCall(acp.ToolCallId(s), acp.WithUpdateStatus(acp.ToolCallStatusFailed), acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(s))})))
+			acp.UpdateToolCall(acp.ToolCallId(s), acp.WithUpdateStatus(acp.ToolCallStatusFailed), acp.WithUpdateContent([]acp.ToolCallContent{acp.ToolContent(acp.TextBlock(s))})),
+			toolEndUpdate(s, tools.Result{Text: s, IsError: r.IntN(2) == 0}))
 	}
 	for i, u := range cases {
 		for _, session := range []string{"0b9c2a7e-session", "odd \xff <id>"} {
@@ -110,4 +134,37 @@ func mustJSON(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestPlainSortedObjectIsItsEncoding checks random flat objects: whenever
+// plainSortedObject says an input is its own encoding, decoding it into Go
+// values and encoding them again (the SDK's map copy) gives it back.
+func TestPlainSortedObjectIsItsEncoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 7))
+	parts := []string{`"a"`, `"b"`, `"B"`, `"ab"`, `"a b"`, `"<"`, `"&"`, `"\u0041"`, `"\\"`, `"é"`, `""`, `:`, `,`, `1`, `null`, ` `, `{`, `}`}
+	seen := 0
+	for range 200000 {
+		var sb bytes.Buffer
+		sb.WriteString("{")
+		for range r.IntN(10) {
+			sb.WriteString(parts[r.IntN(len(parts))])
+		}
+		sb.WriteString("}")
+		raw := sb.Bytes()
+		if !plainSortedObject(raw) {
+			continue
+		}
+		seen++
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("%s: taken as is, but json.Unmarshal: %v", raw, err)
+		}
+		enc, err := json.Marshal(v)
+		if err != nil || !bytes.Equal(enc, raw) {
+			t.Fatalf("%s: taken as is, but encodes as %s (%v)", raw, enc, err)
+		}
+	}
+	if seen < 100 {
+		t.Fatalf("only %d random objects were plain", seen)
+	}
 }

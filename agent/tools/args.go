@@ -82,14 +82,23 @@ func decodeArgs(tool string, raw json.RawMessage) (argObject, error) {
 		err := json.Unmarshal(trimmed, &o.fields)
 		return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
 	}
-	names, err := memberNames(trimmed)
-	if err != nil {
-		return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
+	names, vals, plain := plainMembers(trimmed)
+	if !plain {
+		var err error
+		if names, err = memberNames(trimmed); err != nil {
+			return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
+		}
 	}
 	if err := checkNames(tool, names); err != nil {
 		return o, err
 	}
-	if err := json.Unmarshal(trimmed, &o.fields); err != nil {
+	if plain {
+		// The names are distinct (checkNames): the map json.Unmarshal
+		// would fill.
+		for i, n := range names {
+			o.fields[n] = bytes.Clone(vals[i])
+		}
+	} else if err := json.Unmarshal(trimmed, &o.fields); err != nil {
 		return o, &ArgError{Tool: tool, Msg: "malformed JSON", Err: err}
 	}
 	for k, v := range o.fields {
@@ -98,6 +107,82 @@ func decodeArgs(tool string, raw json.RawMessage) (argObject, error) {
 		}
 	}
 	return o, nil
+}
+
+// plainMembers is memberNames of the valid JSON object obj, with each
+// member's raw value, read by hand when no key has an escape or a byte
+// past ASCII (ok false otherwise): a call's arguments went through
+// encoding/json's token reader and then its reflection, which was most of
+// describing a call again when a loaded session is retold.
+// args_internal_test.go holds it to memberNames and json.Unmarshal.
+func plainMembers(obj []byte) (names []string, vals [][]byte, ok bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, nil, false
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kend := jsonValueEnd(obj, i)
+		key := obj[i+1 : kend-1]
+		for _, c := range key {
+			if c == '\\' || c >= 0x80 {
+				return nil, nil, false
+			}
+		}
+		i = skipSpace(obj, kend)
+		i = skipSpace(obj, i+1) // the colon
+		vend := jsonValueEnd(obj, i)
+		names = append(names, string(key))
+		vals = append(vals, obj[i:vend])
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return names, vals, true
+}
+
+// skipSpace skips JSON whitespace at i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// jsonValueEnd returns the end of the value starting at b[i] in valid
+// JSON: a string with its escapes, an object or array by depth, a literal
+// up to the next delimiter.
+func jsonValueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; c {
+		case '"':
+			for j++; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j // a literal's end
+			}
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(b)
 }
 
 // memberNames returns the member names of the valid JSON object obj, in

@@ -18,7 +18,9 @@ type Decoded struct {
 	Header sessionlog.Header
 	Events []sessionlog.Event
 	// spans maps events to physical lines: span k says events from seq
-	// on start at the 1-based line.
+	// on start at the 1-based line — a packed row's events all on it, a
+	// run's one per line from it on (a log of one event per line is one
+	// span, not one per line).
 	spans []lineSpan
 	// Torn is non-nil when a damaged tail after the last complete turn/end
 	// was dropped (a crash mid-write).
@@ -44,11 +46,29 @@ func (d *Decoded) LineOf(seq int) int {
 	if !found {
 		k--
 	}
+	if s := d.spans[k]; s.run {
+		return s.line + seq - s.seq
+	}
 	return d.spans[k].line
 }
 
-// lineSpan records that events from seq on start at a physical line.
-type lineSpan struct{ seq, line int }
+// lineSpan records that events from seq on start at a physical line: all
+// of them on it (a packed row), or with run one per line.
+type lineSpan struct {
+	seq, line int
+	run       bool
+}
+
+// addLine notes that the events from seq n on (one, or a packed row's)
+// are on line.
+func (d *Decoded) addLine(n, line int, one bool) {
+	if one && len(d.spans) > 0 {
+		if s := d.spans[len(d.spans)-1]; s.run && s.line+n-s.seq == line {
+			return
+		}
+	}
+	d.spans = append(d.spans, lineSpan{seq: n, line: line, run: one})
+}
 
 // sizeHint estimates the number of events in n bytes of log.
 func sizeHint(r io.Reader) int {
@@ -79,8 +99,39 @@ func readBufSize(r io.Reader) int {
 // the last complete turn/end is corruption (sessionlog.ErrCorrupt). Damage
 // after it is a torn tail: it is dropped and reported in Torn.
 func Decode(r io.Reader, name string) (*Decoded, error) {
-	hint := sizeHint(r)
 	br := bufio.NewReaderSize(r, readBufSize(r))
+	return decode(func() ([]byte, error) { return br.ReadBytes('\n') }, name, sizeHint(r))
+}
+
+// decodeBytes is Decode of a whole file's content: each line copied out of
+// it once (no read buffer between), the events allocated for one per line
+// (packed rows grow them) — sizeHint's estimate of one per 48 bytes made a
+// log of long lines allocate, clear and have the collector scan three
+// times the events it holds.
+func decodeBytes(content []byte, name string) (*Decoded, error) {
+	off := 0
+	next := func() ([]byte, error) {
+		// As bufio.Reader.ReadBytes('\n'): the line with its newline, in a
+		// new allocation (an event keeps its line), io.EOF with the last
+		// line when it has none.
+		rest := content[off:]
+		j := bytes.IndexByte(rest, '\n')
+		if j < 0 {
+			off = len(content)
+			if len(rest) == 0 {
+				return nil, io.EOF
+			}
+			return bytes.Clone(rest), io.EOF
+		}
+		off += j + 1
+		return bytes.Clone(rest[:j+1]), nil
+	}
+	return decode(next, name, bytes.Count(content, []byte{'\n'})+16)
+}
+
+// decode is Decode reading lines from next (bufio.Reader.ReadBytes('\n')'s
+// contract), hint events allocated after the header.
+func decode(next func() ([]byte, error), name string, hint int) (*Decoded, error) {
 	var (
 		d      Decoded
 		lineNo int
@@ -88,7 +139,7 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 		damage *Torn
 	)
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := next()
 		if len(line) == 0 && err == io.EOF {
 			break
 		}
@@ -96,7 +147,10 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 			return nil, &sessionlog.RecordError{File: name, Line: lineNo + 1, Err: err}
 		}
 		lineNo++
-		body := bytes.TrimRight(line, "\r\n")
+		body := line // bytes.TrimRight(line, "\r\n") without building its cutset per line
+		for len(body) > 0 && (body[len(body)-1] == '\n' || body[len(body)-1] == '\r') {
+			body = body[:len(body)-1]
+		}
 		if lineNo == 1 {
 			h, herr := sessionlog.DecodeHeader(body)
 			if herr != nil {
@@ -122,21 +176,24 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 			damage = &Torn{Line: lineNo, Records: 1, Err: errors.New("empty line")}
 			continue
 		}
-		evs, rerr := decodeRecord(body)
+		n := len(d.Events)
+		evs, rerr := appendRecord(d.Events, body)
 		if rerr == nil {
-			for k, ev := range evs {
-				if ev.Seq != len(d.Events)+k {
-					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, len(d.Events)+k)
+			for k, ev := range evs[n:] {
+				if ev.Seq != n+k {
+					rerr = fmt.Errorf("seq %d (%s) breaks the contiguous sequence: expected seq %d", ev.Seq, ev.Type, n+k)
 					break
 				}
 			}
 		}
 		if rerr != nil {
+			clear(evs[n:])
+			d.Events = evs[:n]
 			damage = &Torn{Line: lineNo, Records: 1, Err: rerr}
 			continue
 		}
-		d.spans = append(d.spans, lineSpan{seq: len(d.Events), line: lineNo})
-		d.Events = append(d.Events, evs...)
+		d.addLine(n, lineNo, len(evs) == n+1)
+		d.Events = evs
 		offset += int64(len(line))
 		d.GoodBytes = offset
 	}
@@ -147,12 +204,39 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 	return &d, nil
 }
 
+// rowPrefixes start the lines of packed rows, by tag.
+var rowPrefixes = [...]struct{ tag, prefix string }{
+	{rowText, `{"type":"` + rowText + `",`},
+	{rowReasoning, `{"type":"` + rowReasoning + `",`},
+	{rowToolCall, `{"type":"` + rowToolCall + `",`},
+}
+
+// appendRecord appends the event(s) of one non-header line to evs; on
+// error what it appended is not to be kept.
+func appendRecord(evs []sessionlog.Event, body []byte) ([]sessionlog.Event, error) {
+	row := false
+	for _, r := range rowPrefixes {
+		row = row || bytes.HasPrefix(body, []byte(r.prefix))
+	}
+	if !row && !bytes.HasPrefix(body, []byte(`{"type":"session"`)) {
+		// body comes from a fresh ReadBytes allocation: the event may keep it.
+		if ev, err := sessionlog.DecodeEventOwned(body); err == nil && ev.Type != "session" {
+			return append(evs, ev), nil
+		}
+	}
+	got, err := decodeRecord(body)
+	if err != nil {
+		return evs, err
+	}
+	return append(evs, got...), nil
+}
+
 // decodeRecord decodes one non-header line into its event(s).
 func decodeRecord(body []byte) ([]sessionlog.Event, error) {
 	// Fast path: rows start with their tag; everything else is an event.
-	for _, tag := range []string{rowText, rowReasoning, rowToolCall} {
-		if bytes.HasPrefix(body, []byte(`{"type":"`+tag+`",`)) {
-			evs, err := expandRow(tag, body)
+	for _, r := range rowPrefixes {
+		if bytes.HasPrefix(body, []byte(r.prefix)) {
+			evs, err := expandRow(r.tag, body)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %v", sessionlog.ErrInvalid, err)
 			}

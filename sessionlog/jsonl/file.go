@@ -73,7 +73,7 @@ func readLog(path string, dec *zstd.Decoder) (*readResult, error) {
 				Err: fmt.Errorf("%w: the first zstd frame is damaged: %v", sessionlog.ErrHeader, tornErr)}
 		}
 	}
-	d, err := Decode(bytes.NewReader(content), path)
+	d, err := decodeBytes(content, path)
 	if err != nil {
 		return nil, err
 	}

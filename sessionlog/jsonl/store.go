@@ -293,7 +293,8 @@ func (s *Store) read(id string) (*readResult, error) {
 
 // load runs the shared load path over a decoded file.
 func load(id string, r *readResult) (*sessionlog.Loaded, error) {
-	l, err := sessionlog.Load("session "+id, r.d.Header, r.d.Events)
+	// The decoded events are the log's: nothing reads them from r after.
+	l, err := sessionlog.LoadOwned("session "+id, r.d.Header, r.d.Events)
 	if err != nil {
 		line := 0
 		var ee *sessionlog.EventError

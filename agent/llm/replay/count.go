@@ -37,15 +37,11 @@ func CountCalls(events []sessionlog.Event) (int, error) {
 			}
 			n++
 		case sessionlog.TypeAssistantChunk:
-			var d struct {
-				Turn  int `json:"turn"`
-				Step  int `json:"step"`
-				Chunk struct {
-					Type string `json:"type"`
-				} `json:"chunk"`
-			}
-			if err := json.Unmarshal(e.Data, &d); err != nil {
-				return 0, fmt.Errorf("replay: seq %d (assistant/chunk): %w", e.Seq, err)
+			d, ok := chunkHeadFast(e.Data)
+			if !ok {
+				if err := json.Unmarshal(e.Data, &d); err != nil {
+					return 0, fmt.Errorf("replay: seq %d (assistant/chunk): %w", e.Seq, err)
+				}
 			}
 			if open && (d.Turn != turn || d.Step != step) {
 				open = false // the open call ended without a finish chunk
@@ -60,4 +56,24 @@ func CountCalls(events []sessionlog.Event) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// chunkHead is what CountCalls reads of a chunk.
+type chunkHead struct {
+	Turn  int `json:"turn"`
+	Step  int `json:"step"`
+	Chunk struct {
+		Type string `json:"type"`
+	} `json:"chunk"`
+}
+
+// chunkHeadFast reads a chunk's turn, step and chunk type without
+// decoding the rest of it (a long text delta is skipped, not unescaped):
+// sessionlog.ChunkHead, members found as encoding/json finds them. ok is
+// false unless all three are there and plain; the caller then decodes
+// the data with encoding/json, which says what is wrong.
+// count_internal_test.go holds it to json.Unmarshal.
+func chunkHeadFast(data []byte) (d chunkHead, ok bool) {
+	d.Turn, d.Step, d.Chunk.Type, ok = sessionlog.ChunkHead(data)
+	return d, ok
 }

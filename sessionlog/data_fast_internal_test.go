@@ -1,0 +1,109 @@
+package sessionlog
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// dataCases are data at the edges of fastData, each tried as every type it
+// reads.
+var dataCases = []string{
+	`{"turn":1,"step":1,"callId":"call_1","name":"read","arguments":"{\"file_path\":\"f.txt\"}"}`,
+	`{"provider":"replay","model":"replay","contextWindow":200000,"reasoningEffort":"high"}`,
+	`{"turn":1,"reason":{"kind":"completed"}}`,
+	`{"turn":1,"reason":{"kind":"aborted","reason":{"kind":"user"}}}`,
+	`{"turn":1,"reason":{"kind":"error","error":{"message":"m"}}}`,
+	`{"turn":1,"reason":null}`, `{"turn":1,"reason":"x"}`, `{"turn":1,"reason":{"Kind":"a","kind":"b"}}`,
+	`{"turn":1.5}`, `{"turn":-0}`, `{"turn":1e3}`, `{"turn":99999999999999999999}`, `{"turn":"1"}`, `{"turn":null}`,
+	`{"TURN":2,"Step":3,"CALLID":"x"}`, `{"turn":1,"turn":2}`, `{"t\u0075rn":4}`, `{"name":"a\nb\u00e9"}`, `{"name":null}`, `{"name":1}`,
+	"{\"name\":\"\xff\"}", `{"model":"é"}`, `{"extra":[1,{"turn":9}],"turn":3}`,
+	`{}`, `null`, `[]`, `"x"`, `{"turn":1`, `{"turn":1}x`,
+}
+
+// checkData fails when fastData reads data other than json.Unmarshal does.
+func checkData(t *testing.T, data []byte) {
+	t.Helper()
+	for _, fresh := range []func() any{
+		func() any { return new(ToolCallData) },
+		func() any { return new(RequestContextData) },
+		func() any { return new(TurnEndData) },
+	} {
+		got, want := fresh(), fresh()
+		if !fastData(data, got) {
+			continue
+		}
+		if err := json.Unmarshal(data, want); err != nil {
+			t.Fatalf("%q: fastData read it as %T, json.Unmarshal: %v", data, got, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: fastData %+v, json.Unmarshal %+v", data, got, want)
+		}
+	}
+}
+
+// TestFastDataIsUnmarshals holds fastData to json.Unmarshal over the edge
+// cases, their prefixes and random data, and checks that the engine's
+// data take the fast read.
+func TestFastDataIsUnmarshals(t *testing.T) {
+	for _, s := range dataCases {
+		for i := range len(s) + 1 {
+			checkData(t, []byte(s[:i]))
+		}
+	}
+	if !fastData([]byte(dataCases[0]), new(ToolCallData)) || !fastData([]byte(dataCases[1]), new(RequestContextData)) || !fastData([]byte(dataCases[2]), new(TurnEndData)) {
+		t.Error("the engine's data are not read by hand")
+	}
+	r := rand.New(rand.NewPCG(34, 122))
+	parts := []string{`"turn":`, `"step":`, `"callId":`, `"name":`, `"Name":`, `"model":`, `"contextWindow":`, `"reason":`, `"kind":`, `"error":`, `"v"`, `"a\"b"`, `1`, `-2`, `0.5`, `null`, `{`, `}`, `,`, `[`, `]`, ` `}
+	for range 200000 {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for range r.IntN(12) {
+			sb.WriteString(parts[r.IntN(len(parts))])
+		}
+		checkData(t, []byte(sb.String()))
+	}
+}
+
+// FuzzFastData holds fastData to json.Unmarshal on any input.
+func FuzzFastData(f *testing.F) {
+	for _, s := range dataCases {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkData(t, data) })
+}
+
+// TestObjectMembersIsObjectMember holds ObjectMembers (one pass, or the
+// member walk past eight members) to objectMember name by name, over
+// random objects of up to twenty members.
+func TestObjectMembersIsObjectMember(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 8))
+	keys := []string{`"a"`, `"b"`, `"A"`, `"c"`, `"\u0062"`, `"x"`, `"y"`}
+	vals := []string{`1`, `"s"`, `{"a":2}`, `[1,{"b":3}]`, `null`, ` "sp" `}
+	names := []string{"a", "b", "c"}
+	for range 100000 {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for k := range r.IntN(20) {
+			if k > 0 {
+				sb.WriteString(",")
+			}
+			sb.WriteString(keys[r.IntN(len(keys))] + ":" + vals[r.IntN(len(vals))])
+		}
+		sb.WriteString("}")
+		data := []byte(sb.String())
+		got := make([]json.RawMessage, len(names))
+		if !ObjectMembers(data, names, got) {
+			continue // a name given twice (the callers' tests hold that case)
+		}
+		for k, name := range names {
+			want, ok := objectMember(data, name)
+			if (got[k] != nil) != ok || string(got[k]) != string(want) {
+				t.Fatalf("%s: member %q is %q, objectMember %q (%v)", data, name, got[k], want, ok)
+			}
+		}
+	}
+}
