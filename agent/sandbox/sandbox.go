@@ -46,10 +46,14 @@ type Sandbox struct {
 	// [WarmSupervisors]); warms are those waiting, one per key, warming
 	// the keys whose next one is starting (closed once it started or
 	// failed to), warmFails the keys' failures in a row.
-	warmOn    bool
-	warms     map[warmKey]*warm
-	warming   map[warmKey]chan struct{}
-	warmFails map[warmKey]int
+	warmOn bool
+	warms  map[warmKey]*warm
+	// warmStarts counts the warm supervisors being started in the
+	// background: Close waits for them before it closes the liveness
+	// pipe they are given.
+	warmStarts sync.WaitGroup
+	warming    map[warmKey]chan struct{}
+	warmFails  map[warmKey]int
 	// warmKeep names the environment variables a warm supervisor starts
 	// with (taken from the command that had it started): those that
 	// configure the supervisor itself. It gets its command's whole
@@ -191,8 +195,8 @@ func (s *Sandbox) liveness() (*os.File, error) {
 // idempotent.
 func (s *Sandbox) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
@@ -200,6 +204,13 @@ func (s *Sandbox) Close() error {
 		delete(s.warms, k)
 		w.discard()
 	}
+	s.mu.Unlock()
+	// A warm supervisor starting in the background is handed the
+	// liveness pipe: its start ends (and, seeing the Sandbox closed, it
+	// is discarded) before the pipe is closed.
+	s.warmStarts.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var errs []error
 	if s.liveW != nil {
 		if err := s.liveW.Close(); err != nil {

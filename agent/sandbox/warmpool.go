@@ -215,7 +215,9 @@ func (s *Sandbox) warmUp(key warmKey, env []string, after int) {
 	}
 	started := make(chan struct{})
 	s.warming[key] = started
+	s.warmStarts.Add(1)
 	go func() {
+		defer s.warmStarts.Done()
 		exitedOrLater(after, warmDefer)
 		w, err := s.startWarm(key, env)
 		s.mu.Lock()
