@@ -44,7 +44,7 @@ type Sandbox struct {
 	liveW   *os.File // liveness pipe: write end, held until Close
 	// warmOn: commands are handed to warm supervisors (see
 	// [WarmSupervisors]); warms are those waiting, one per key, warming
-	// the keys whose next one is starting (closed once it started or
+	// the keys whose next one is due (its done closed once it started or
 	// failed to), warmFails the keys' failures in a row.
 	warmOn bool
 	warms  map[warmKey]*warm
@@ -52,7 +52,7 @@ type Sandbox struct {
 	// background: Close waits for them before it closes the liveness
 	// pipe they are given.
 	warmStarts sync.WaitGroup
-	warming    map[warmKey]chan struct{}
+	warming    map[warmKey]*warmStart
 	warmFails  map[warmKey]int
 	// warmKeep names the environment variables a warm supervisor starts
 	// with (taken from the command that had it started): those that
@@ -127,7 +127,7 @@ func MissingRunner() Option {
 // are made on first use. Call [Sandbox.Close] when done.
 func New(exe string, opts ...Option) *Sandbox {
 	s := &Sandbox{exe: exe, tempRoot: os.TempDir(), network: true, warmOn: runtime.GOOS == "linux",
-		warms: map[warmKey]*warm{}, warming: map[warmKey]chan struct{}{}, warmFails: map[warmKey]int{},
+		warms: map[warmKey]*warm{}, warming: map[warmKey]*warmStart{}, warmFails: map[warmKey]int{},
 		warmKeep: []string{ForceUnavailableEnv, "GOCOVERDIR", "GODEBUG", "GOTRACEBACK"}}
 	for _, o := range opts {
 		o(s)

@@ -175,13 +175,15 @@ func (s *Sandbox) takeWarm(key warmKey) *warm {
 		}
 	}
 	if s.warms[key] == nil {
-		if started := s.warming[key]; started != nil {
-			// Its start is under way: waiting for it costs less than
-			// a cold start.
+		if st := s.warming[key]; st != nil && st.spawned {
+			// Its process is starting: waiting for it costs less than
+			// a cold start. One still waiting for the call before to
+			// end (a background job, calls in parallel) is not waited
+			// for: this call starts cold at once.
 			s.mu.Unlock()
 			t := time.NewTimer(warmWait)
 			select {
-			case <-started:
+			case <-st.done:
 			case <-t.C:
 			}
 			t.Stop()
@@ -213,16 +215,19 @@ func (s *Sandbox) warmUp(key warmKey, env []string, after int) {
 		delete(s.warms, k)
 		w.discard()
 	}
-	started := make(chan struct{})
-	s.warming[key] = started
+	st := &warmStart{done: make(chan struct{})}
+	s.warming[key] = st
 	s.warmStarts.Add(1)
 	go func() {
 		defer s.warmStarts.Done()
 		exitedOrLater(after, warmDefer)
+		s.mu.Lock()
+		st.spawned = true
+		s.mu.Unlock()
 		w, err := s.startWarm(key, env)
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		defer close(started)
+		defer close(st.done)
 		delete(s.warming, key)
 		switch {
 		case err != nil:
@@ -233,6 +238,14 @@ func (s *Sandbox) warmUp(key warmKey, env []string, after int) {
 			s.warms[key] = w
 		}
 	}()
+}
+
+// warmStart is a key's next warm supervisor, due: spawned once its
+// process is being started (guarded by the Sandbox's mu), done closed
+// once it started or failed to.
+type warmStart struct {
+	done    chan struct{}
+	spawned bool
 }
 
 // startWarm starts a warm supervisor of key: reel sandbox-exec with the

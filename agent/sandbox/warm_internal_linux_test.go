@@ -3,6 +3,7 @@ package sandbox
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestWarmCommandMalformed: a body that is not what encodeCommand makes is
@@ -49,4 +50,42 @@ func FuzzWarmCommand(f *testing.F) {
 			t.Fatalf("encode/decode of (%q, %q, %q) gave %+v, %v", dir, argv, env, c, ok)
 		}
 	})
+}
+
+// TestTakeWarmSkipsADueStart: a call that comes while the key's next
+// warm supervisor still waits for the call before it to end (a background
+// job, calls in parallel) starts cold at once, rather than waiting for
+// that start (which made every call of a batch of background jobs wait
+// ~100 ms: job-slot-limit 95 → 600 ms); one whose process is starting is
+// waited for.
+func TestTakeWarmSkipsADueStart(t *testing.T) {
+	s := New("/nonexistent/reel")
+	defer s.Close()
+	key := warmKey{mode: ReadOnly, root: t.TempDir()}
+	due := &warmStart{done: make(chan struct{})}
+	s.mu.Lock()
+	s.warming[key] = due
+	s.mu.Unlock()
+	got := make(chan *warm, 1)
+	go func() { got <- s.takeWarm(key) }()
+	select {
+	case w := <-got:
+		if w != nil {
+			t.Fatalf("takeWarm = %v, want none", w)
+		}
+	case <-time.After(warmWait / 2):
+		t.Fatal("takeWarm waited for a warm supervisor whose start is only due")
+	}
+	s.mu.Lock()
+	due.spawned = true
+	s.mu.Unlock()
+	go func() { got <- s.takeWarm(key) }()
+	ready := &warm{}
+	s.mu.Lock()
+	s.warms[key] = ready
+	s.mu.Unlock()
+	close(due.done)
+	if w := <-got; w != ready {
+		t.Fatalf("takeWarm = %v after the start it waited for, want the started one", w)
+	}
 }
