@@ -103,17 +103,21 @@ func Decode(r io.Reader, name string) (*Decoded, error) {
 	return decode(func() ([]byte, error) { return br.ReadBytes('\n') }, name, sizeHint(r))
 }
 
-// decodeBytes is Decode of a whole file's content: each line copied out of
-// it once (no read buffer between), the events allocated for one per line
+// decodeBytes is Decode of a whole file's content, which it takes over
+// (the events keep slices of it; the caller writes it no more): each line
+// cut from it (no read buffer between, no copy), the events allocated for one per line
 // (packed rows grow them) — sizeHint's estimate of one per 48 bytes made a
 // log of long lines allocate, clear and have the collector scan three
 // times the events it holds.
 func decodeBytes(content []byte, name string) (*Decoded, error) {
 	off := 0
 	next := func() ([]byte, error) {
-		// As bufio.Reader.ReadBytes('\n'): the line with its newline, in a
-		// new allocation (an event keeps its line), io.EOF with the last
-		// line when it has none.
+		// As bufio.Reader.ReadBytes('\n'): the line with its newline,
+		// io.EOF with the last line when it has none. content is the
+		// caller's to give away (a file read or decompressed for this
+		// decode, not written after), so a line is a slice of it, its
+		// capacity ending with it: an event keeps its line without a copy,
+		// and an append to one line cannot write over the next.
 		rest := content[off:]
 		j := bytes.IndexByte(rest, '\n')
 		if j < 0 {
@@ -121,10 +125,10 @@ func decodeBytes(content []byte, name string) (*Decoded, error) {
 			if len(rest) == 0 {
 				return nil, io.EOF
 			}
-			return bytes.Clone(rest), io.EOF
+			return rest[:len(rest):len(rest)], io.EOF
 		}
 		off += j + 1
-		return bytes.Clone(rest[:j+1]), nil
+		return rest[: j+1 : j+1], nil
 	}
 	return decode(next, name, bytes.Count(content, []byte{'\n'})+16)
 }

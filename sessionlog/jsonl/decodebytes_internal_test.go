@@ -64,3 +64,32 @@ func FuzzDecodeBytes(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content []byte) { checkDecodeBytes(t, content) })
 }
+
+// TestDecodeBytesLinesEndTheirRoom checks that an event decoded from a
+// file's content reaches no further than its own line, spare room
+// included: an append to one event's data must not write over the next
+// line's events.
+func TestDecodeBytesLinesEndTheirRoom(t *testing.T) {
+	h := string(sessionlog.NewHeader("d", 1, "").Raw)
+	start := `{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}`
+	mid := `{"type":"step/start","seq":1,"time":1,"data":{"turn":1,"step":1}}`
+	end := `{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}`
+	for _, c := range []string{h + "\n" + start + "\n" + mid + "\n" + end + "\n", h + "\n" + start + "\n" + mid + "\n" + end} {
+		d, err := decodeBytes([]byte(c), "f")
+		if err != nil || len(d.Events) != 3 {
+			t.Fatalf("%q: %d events, %v", c, len(d.Events), err)
+		}
+		for i, e := range d.Events {
+			if room := e.Data[:cap(e.Data)]; bytes.Count(room, []byte{'\n'}) > 1 {
+				t.Fatalf("%q: event %d's data has room over the next lines: %q", c, i, room)
+			}
+			_ = append(e.Data, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...)
+		}
+		want, _ := Decode(bytes.NewReader([]byte(c)), "f")
+		for i := range d.Events {
+			if !bytes.Equal(d.Events[i].Data, want.Events[i].Data) {
+				t.Fatalf("%q: event %d's data %q after appends to the others, want %q", c, i, d.Events[i].Data, want.Events[i].Data)
+			}
+		}
+	}
+}
