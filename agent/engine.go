@@ -207,7 +207,7 @@ func (e *Engine) LoadSession(ctx context.Context, id, cwd string, opts ...Sessio
 	// so a live load does not read the calls at all.
 	done := 0
 	if _, shared := e.cfg.Models.(SharedModels); !shared && o.provider == nil {
-		n, derr := replay.CountCalls(loaded.Log.Events())
+		n, derr := replay.CountLogCalls(loaded.Log)
 		if derr != nil {
 			e.log.Warn("cannot count the recorded model calls", "session", id, "err", derr)
 		}

@@ -21,7 +21,8 @@ import (
 // compaction summaries) are not retold.
 func (s *Session) History(ctx context.Context, u Updates) {
 	s.mu.Lock()
-	events := s.log.Log().Events()
+	lg := s.log.Log()
+	events := lg.Events()
 	s.mu.Unlock()
 	calls := map[string]ToolCall{}
 	// The tools as the live calls were described (looked up once, not per
@@ -84,7 +85,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			}
 		case sessionlog.TypeAssistantMessage:
 			markMessage(ctx, u, "assistant", anchor)
-			for _, p := range decodeMessage(e).Message.Content {
+			for _, p := range decodeMessage(lg, e).Message.Content {
 				switch p.Type {
 				case "reasoning":
 					u.Thought(ctx, p.Text)
@@ -107,7 +108,7 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			u.ToolStart(ctx, call)
 			calls[d.CallID] = call
 		case sessionlog.TypeToolResult:
-			d := decodeMessage(e)
+			d := decodeMessage(lg, e)
 			for _, p := range d.Message.Content {
 				if p.Type != "tool-result" {
 					continue
@@ -162,11 +163,16 @@ type messageData struct {
 }
 
 // decodeMessage decodes the message (and meta) of an assistant/message or
-// tool/result in one pass; zero for data that does not decode.
+// tool/result of lg in one pass; zero for data that does not decode.
 //
-// It is json.Unmarshal into messageData (sessionlog.DecodeMessageData).
-func decodeMessage(e *sessionlog.Event) messageData {
-	m, meta, err := sessionlog.DecodeMessageData(e.Data)
+// It is json.Unmarshal into messageData (sessionlog.DecodeMessageData;
+// DecodeValidMessageData when lg's decoder checked the data already).
+func decodeMessage(lg *sessionlog.Log, e *sessionlog.Event) messageData {
+	decode := sessionlog.DecodeMessageData
+	if lg.DataValid(e.Seq) {
+		decode = sessionlog.DecodeValidMessageData
+	}
+	m, meta, err := decode(e.Data)
 	if err != nil {
 		return messageData{}
 	}

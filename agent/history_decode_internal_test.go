@@ -26,7 +26,7 @@ func TestDecodeMessageDataIsUnmarshals(t *testing.T) {
 	for _, s := range historyDataCases {
 		for i := range len(s) + 1 {
 			raw := []byte(s[:i])
-			got := decodeMessage(&sessionlog.Event{Data: raw})
+			got := decodeMessage(sessionlog.New(sessionlog.Header{}), &sessionlog.Event{Data: raw})
 			var want messageData
 			if json.Unmarshal(raw, &want) != nil {
 				want = messageData{}

@@ -249,6 +249,12 @@ func (m *Message) Text() string {
 // the data of user/message, the data.message of assistant/message and
 // tool/result. It is the one projection every consumer uses.
 func ProjectMessage(e *Event) (json.RawMessage, error) {
+	return projectMessage(e, false)
+}
+
+// projectMessage is ProjectMessage; valid says e's data is known to be
+// valid JSON (Log.DataValid), and then it is not checked again.
+func projectMessage(e *Event, valid bool) (json.RawMessage, error) {
 	var m json.RawMessage
 	switch e.Type {
 	case TypeUserMessage:
@@ -257,7 +263,13 @@ func ProjectMessage(e *Event) (json.RawMessage, error) {
 		}
 		m = e.Data
 	case TypeAssistantMessage, TypeToolResult:
-		msg, ok := objectMember(e.Data, "message")
+		var msg json.RawMessage
+		var ok bool
+		if valid {
+			msg, ok = objectMemberValid(e.Data, "message")
+		} else {
+			msg, ok = objectMember(e.Data, "message")
+		}
 		if !ok {
 			return nil, invalidf(e, "data has no message")
 		}
@@ -281,6 +293,11 @@ func objectMember(data []byte, name string) (val json.RawMessage, ok bool) {
 	if !validJSON(data) {
 		return nil, false
 	}
+	return objectMemberValid(data, name)
+}
+
+// objectMemberValid is objectMember of data known to be valid JSON.
+func objectMemberValid(data []byte, name string) (val json.RawMessage, ok bool) {
 	i := skipWS(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, false
@@ -349,8 +366,28 @@ func ObjectMembers(data []byte, names []string, vals []json.RawMessage) (ok bool
 // int, a string fastString reads), and then the caller decodes the data
 // with encoding/json.
 func ChunkHead(data []byte) (turn, step int, chunkType string, ok bool) {
+	return chunkHead(data, false)
+}
+
+// ChunkHeadValid is ChunkHead of data known to be valid JSON (Log.DataValid
+// says so of a loaded event's data): the data is not checked again. Of
+// data that is not valid JSON its result is undefined (reads stay within
+// data).
+func ChunkHeadValid(data []byte) (turn, step int, chunkType string, ok bool) {
+	return chunkHead(data, true)
+}
+
+// chunkHead is ChunkHead; valid says data is known to be valid JSON.
+func chunkHead(data []byte, valid bool) (turn, step int, chunkType string, ok bool) {
 	var head, inner [3]json.RawMessage
-	if !ObjectMembers(data, []string{"turn", "step", "chunk"}, head[:]) || head[0] == nil || head[1] == nil || head[2] == nil || head[2][0] != '{' {
+	names := []string{"turn", "step", "chunk"}
+	var found bool
+	if valid {
+		found = objectMembersValid(data, names, head[:])
+	} else {
+		found = ObjectMembers(data, names, head[:])
+	}
+	if !found || head[0] == nil || head[1] == nil || head[2] == nil || head[2][0] != '{' {
 		return 0, 0, "", false
 	}
 	if !objectMembersValid(head[2], []string{"type"}, inner[:1]) || inner[0] == nil {

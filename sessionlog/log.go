@@ -23,7 +23,16 @@ type Log struct {
 	// stored counts the data bytes the log reads from views of its store
 	// (useStored) instead of holding them.
 	stored int64
+	// validData is how many leading events' data their decoder checked
+	// to be valid JSON (LoadOwnedValid): DataValid.
+	validData int
 }
+
+// DataValid reports whether the data of the event seq is known to be
+// valid JSON because the decoder that read it checked it (LoadOwnedValid):
+// a reader may then take it with a reader that skips the check (such as
+// DecodeValidMessageData). Events appended since are not known valid.
+func (l *Log) DataValid(seq int) bool { return seq >= 0 && seq < l.validData }
 
 // StoredBytes is how many bytes of event data the log reads from views
 // of its store (Session.Checkpoint) instead of holding them itself.
@@ -36,13 +45,16 @@ func New(h Header) *Log {
 
 // Seed validates events as if appended one by one and returns the log.
 func Seed(h Header, events []Event) (*Log, error) {
-	return seed(h, events, false)
+	return seed(h, events, false, false)
 }
 
 // seed is Seed; owned, the log keeps events' backing array (each event
 // is appended onto its own slot) instead of copying it.
-func seed(h Header, events []Event, owned bool) (*Log, error) {
+func seed(h Header, events []Event, owned, valid bool) (*Log, error) {
 	l := New(h)
+	if valid {
+		l.validData = len(events)
+	}
 	if owned {
 		l.events = events[:0]
 	} else {
@@ -176,7 +188,7 @@ func (l *Log) check(e *Event) error {
 	if !surface {
 		return nil
 	}
-	if _, err := ProjectMessage(e); err != nil {
+	if _, err := projectMessage(e, l.DataValid(e.Seq)); err != nil {
 		return err
 	}
 	if e.SurfaceOp.Replace {

@@ -272,8 +272,28 @@ func fastString(b []byte, i int) (string, int, bool) {
 // when json.Unmarshal fails. data is checked once, the message read as
 // DecodeMessage reads it.
 func DecodeMessageData(data []byte) (m Message, meta json.RawMessage, err error) {
+	return decodeMessageData(data, false)
+}
+
+// DecodeValidMessageData is DecodeMessageData of data known to be valid
+// JSON (Log.DataValid says so of a loaded event's data): the data is not
+// checked again. Of data that is not valid JSON its result is undefined
+// (reads stay within data).
+func DecodeValidMessageData(data []byte) (m Message, meta json.RawMessage, err error) {
+	return decodeMessageData(data, true)
+}
+
+// decodeMessageData is DecodeMessageData; valid says data is known to be
+// valid JSON.
+func decodeMessageData(data []byte, valid bool) (m Message, meta json.RawMessage, err error) {
 	var v [2]json.RawMessage
-	if !ObjectMembers(data, []string{"message", "meta"}, v[:]) {
+	var found bool
+	if valid {
+		found = objectMembersValid(data, []string{"message", "meta"}, v[:])
+	} else {
+		found = ObjectMembers(data, []string{"message", "meta"}, v[:])
+	}
+	if !found {
 		// Not an object, or a member twice: encoding/json's to read.
 		var d struct {
 			Message Message         `json:"message"`

@@ -101,18 +101,28 @@ type Info struct {
 // events (the same rules as Append), then compute repair closers and append
 // them to the returned log. name labels errors (the session or file).
 func Load(name string, h Header, events []Event) (*Loaded, error) {
-	return load(name, h, events, false)
+	return load(name, h, events, false, false)
 }
 
 // LoadOwned is Load of events the caller hands over: the log keeps their
 // slice rather than a copy of it (a decoded file's events are not held
 // twice while it loads). The caller must not use events afterwards.
 func LoadOwned(name string, h Header, events []Event) (*Loaded, error) {
-	return load(name, h, events, true)
+	return load(name, h, events, true, false)
 }
 
-func load(name string, h Header, events []Event, owned bool) (*Loaded, error) {
-	l, err := seed(h, events, owned)
+// LoadOwnedValid is LoadOwned of events whose data the caller's decoder
+// checked to be valid JSON, each (a record checked whole, as
+// DecodeEventOwned checks it; data built only from checked tokens): the
+// log's checks do not check that data again, and its readers may skip the
+// check too (Log.DataValid). A caller that cannot vouch for every event's
+// data uses LoadOwned.
+func LoadOwnedValid(name string, h Header, events []Event) (*Loaded, error) {
+	return load(name, h, events, true, true)
+}
+
+func load(name string, h Header, events []Event, owned, valid bool) (*Loaded, error) {
+	l, err := seed(h, events, owned, valid)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

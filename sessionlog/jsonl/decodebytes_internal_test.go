@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
@@ -40,6 +41,10 @@ func checkDecodeBytes(t *testing.T, content []byte) {
 		t.Fatalf("%q:\n got %+v\nwant %+v", content, got, want)
 	}
 	for i := range got.Events {
+		// load vouches for every decoded event's data (LoadOwnedValid).
+		if d := got.Events[i].Data; d != nil && !json.Valid(d) {
+			t.Fatalf("%q: event %d's data %q is not valid JSON", content, i, d)
+		}
 		if !reflect.DeepEqual(got.Events[i], want.Events[i]) {
 			t.Fatalf("%q: event %d is %+v, Decode %+v", content, i, got.Events[i], want.Events[i])
 		}

@@ -294,7 +294,11 @@ func (s *Store) read(id string) (*readResult, error) {
 // load runs the shared load path over a decoded file.
 func load(id string, r *readResult) (*sessionlog.Loaded, error) {
 	// The decoded events are the log's: nothing reads them from r after.
-	l, err := sessionlog.LoadOwned("session "+id, r.d.Header, r.d.Events)
+	// Their data is valid JSON, each: a record is checked whole
+	// (DecodeEventOwned, or encoding/json), a row's chunks are built from
+	// checked tokens (checkDecodeBytes holds every decoded event to
+	// json.Valid).
+	l, err := sessionlog.LoadOwnedValid("session "+id, r.d.Header, r.d.Events)
 	if err != nil {
 		line := 0
 		var ee *sessionlog.EventError

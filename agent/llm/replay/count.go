@@ -14,6 +14,17 @@ import (
 // less than Derive (a chunk's other members are not decoded), so for a log
 // whose chunks Derive refuses it may count where Derive fails.
 func CountCalls(events []sessionlog.Event) (int, error) {
+	return countCalls(events, func(int) bool { return false })
+}
+
+// CountLogCalls is CountCalls of l's events; a chunk whose data l's
+// decoder checked (l.DataValid) is read without checking it again.
+func CountLogCalls(l *sessionlog.Log) (int, error) {
+	return countCalls(l.Events(), l.DataValid)
+}
+
+// countCalls is CountCalls; valid says which seqs' data is known valid.
+func countCalls(events []sessionlog.Event, valid func(seq int) bool) (int, error) {
 	n := 0
 	open := false
 	var turn, step int
@@ -37,7 +48,13 @@ func CountCalls(events []sessionlog.Event) (int, error) {
 			}
 			n++
 		case sessionlog.TypeAssistantChunk:
-			d, ok := chunkHeadFast(e.Data)
+			var d chunkHead
+			var ok bool
+			if valid(e.Seq) {
+				d.Turn, d.Step, d.Chunk.Type, ok = sessionlog.ChunkHeadValid(e.Data)
+			} else {
+				d, ok = chunkHeadFast(e.Data)
+			}
 			if !ok {
 				if err := json.Unmarshal(e.Data, &d); err != nil {
 					return 0, fmt.Errorf("replay: seq %d (assistant/chunk): %w", e.Seq, err)
