@@ -133,23 +133,29 @@ func carriesSettlement(e *sessionlog.Event) bool {
 	return false
 }
 
-// pollLogs calls check whenever a file of dir (the state dir the logs are
-// in) changes, and at least every logPoll, until it is satisfied or ctx
-// ends. The watch is in place before the first check, so a change between
-// the check and the wait still wakes it. check says whether the wait is
-// over and describes what it saw (for the timeout message); an error of
-// check (a log half written, say) is retried and reported if the wait
-// times out.
+// pollLogs calls check until it is satisfied or ctx ends: at once, then
+// whenever a file of dir (the state dir the logs are in) changes, and at
+// least every logPoll. The watch is set up only when the first check is
+// not satisfied, and is in place before the next check, so a change
+// between a check and the wait still wakes it. check says whether the
+// wait is over and describes what it saw (for the timeout message); an
+// error of check (a log half written, say) is retried and reported if the
+// wait times out.
 func pollLogs(ctx context.Context, dir, what string, check func() (bool, string, error)) error {
-	w, werr := watchDir(dir)
-	if werr != nil {
-		w = nil // no dir yet, or no inotify: the logPoll tick alone
-	}
-	defer w.close()
+	var w *dirWatch
+	watched := false
+	defer func() { w.close() }()
 	for {
 		done, saw, err := check()
 		if done && err == nil {
 			return nil
+		}
+		if !watched {
+			// nil when there is no dir yet or no inotify: the logPoll
+			// tick alone.
+			w, _ = watchDir(dir)
+			watched = true
+			continue
 		}
 		if !w.wait(ctx, logPoll) {
 			switch {

@@ -173,8 +173,9 @@ func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step)
 	if err != nil {
 		return err
 	}
-	w, _ := watchDir(d.run.StateDir) // nil: the titlePoll tick alone
-	defer w.close()
+	var w *dirWatch
+	watched := false
+	defer func() { w.close() }()
 	title := ""
 	for title == "" {
 		f, err := d.liveTitles(id)
@@ -183,6 +184,13 @@ func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step)
 		}
 		if title != "" {
 			break
+		}
+		if !watched {
+			// In place before the reread (nil: the titlePoll tick
+			// alone).
+			w, _ = watchDir(d.run.StateDir)
+			watched = true
+			continue
 		}
 		if !w.wait(ctx, titlePoll) {
 			return fmt.Errorf("session %d logged no session/title after its last turn/end: %w", st.Session, ctx.Err())

@@ -21,7 +21,7 @@ func waitForFile(ctx context.Context, path string) error {
 		return fmt.Errorf("waitForFile: inotify: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "inotify")
-	defer f.Close()
+	defer func() { go f.Close() }() // not waited for: see dirWatch.close
 	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_CLOSE_WRITE); err != nil {
 		return fmt.Errorf("waitForFile: watch %s: %w", dir, err)
 	}
@@ -109,9 +109,11 @@ func (w *dirWatch) wait(ctx context.Context, fallback time.Duration) bool {
 	return true
 }
 
-// close stops the watch; a nil watch is a no-op.
+// close stops the watch; a nil watch is a no-op. It does not wait: closing
+// an inotify file with a read pending takes milliseconds (the read has to
+// be woken and return first), which every wait would otherwise add.
 func (w *dirWatch) close() {
 	if w != nil {
-		_ = w.f.Close()
+		go w.f.Close()
 	}
 }
