@@ -74,9 +74,28 @@ func (d *driver) liveTitles(id string) (titleFacts, error) {
 	return readTitleFacts(data.Events), nil
 }
 
+// recordedFacts is a cached result of recordedTitles.
+type recordedFacts struct {
+	facts titleFacts
+	ok    bool
+}
+
 // recordedTitles reads the titles of fixture session idx's recording (none
-// in record mode, or when the fixture has no log for it).
+// in record mode, or when the fixture has no log for it). A recording does
+// not change during a run: it is read once.
 func (d *driver) recordedTitles(idx int) (titleFacts, bool) {
+	if c, ok := d.recorded[idx]; ok {
+		return c.facts, c.ok
+	}
+	f, ok := d.readRecordedTitles(idx)
+	if d.recorded == nil {
+		d.recorded = map[int]recordedFacts{}
+	}
+	d.recorded[idx] = recordedFacts{f, ok}
+	return f, ok
+}
+
+func (d *driver) readRecordedTitles(idx int) (titleFacts, bool) {
 	if d.r.Mode == Record || idx >= len(d.sc.Sessions) {
 		return titleFacts{}, false
 	}
