@@ -24,8 +24,9 @@ import (
 // (a background subagent's notice) has no prompt the client could wait
 // for; its log is the only witness.
 
-// logPoll is how often a log-based wait reads the logs again; the step's
-// deadline is the only bound on how long it waits.
+// logPoll bounds how long a log-based wait goes without reading the logs
+// again when no change of the state dir woke it; the step's deadline is
+// the only bound on how long it waits.
 const logPoll = 10 * time.Millisecond
 
 // SettlementMarker is the file the reference's snapshot suite writes into
@@ -132,20 +133,31 @@ func carriesSettlement(e *sessionlog.Event) bool {
 	return false
 }
 
-// pollLogs calls check every logPoll until it is satisfied or ctx ends.
-// check says whether the wait is over and describes what it saw (for the
-// timeout message); an error of check (a log half written, say) is retried
-// and reported if the wait times out.
-func pollLogs(ctx context.Context, what string, check func() (bool, string, error)) error {
-	tick := time.NewTicker(logPoll)
-	defer tick.Stop()
+// pollLogs calls check until it is satisfied or ctx ends: at once, then
+// whenever a file of dir (the state dir the logs are in) changes, and at
+// least every logPoll. The watch is set up only when the first check is
+// not satisfied, and is in place before the next check, so a change
+// between a check and the wait still wakes it. check says whether the
+// wait is over and describes what it saw (for the timeout message); an
+// error of check (a log half written, say) is retried and reported if the
+// wait times out.
+func pollLogs(ctx context.Context, dir, what string, check func() (bool, string, error)) error {
+	var w *dirWatch
+	watched := false
+	defer func() { w.close() }()
 	for {
 		done, saw, err := check()
 		if done && err == nil {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !watched {
+			// nil when there is no dir yet or no inotify: the logPoll
+			// tick alone.
+			w, _ = watchDir(dir)
+			watched = true
+			continue
+		}
+		if !w.wait(ctx, logPoll) {
 			switch {
 			case err != nil:
 				return fmt.Errorf("waiting until %s: %w (the last read failed: %v)", what, ctx.Err(), err)
@@ -153,7 +165,6 @@ func pollLogs(ctx context.Context, what string, check func() (bool, string, erro
 				return fmt.Errorf("waiting until %s: %w (the log shows %s)", what, ctx.Err(), saw)
 			}
 			return fmt.Errorf("waiting until %s: %w", what, ctx.Err())
-		case <-tick.C:
 		}
 	}
 }
@@ -162,7 +173,7 @@ func pollLogs(ctx context.Context, what string, check func() (bool, string, erro
 // minimum or higher. The turn may have ended since: a fast turn's
 // turn/end can be written before the first poll.
 func waitTurnStarted(ctx context.Context, path string, minimum int) error {
-	return pollLogs(ctx, fmt.Sprintf("%s starts turn %d", filepath.Base(path), minimum), func() (bool, string, error) {
+	return pollLogs(ctx, filepath.Dir(path), fmt.Sprintf("%s starts turn %d", filepath.Base(path), minimum), func() (bool, string, error) {
 		t, ok, err := readTurns(path)
 		if !ok || err != nil {
 			return false, "", err
@@ -175,7 +186,7 @@ func waitTurnStarted(ctx context.Context, path string, minimum int) error {
 // turn/start is followed by a turn/end (or it has no turn, or it does not
 // exist).
 func waitNoOpenTurn(ctx context.Context, path string) error {
-	return pollLogs(ctx, fmt.Sprintf("%s has no open turn", filepath.Base(path)), func() (bool, string, error) {
+	return pollLogs(ctx, filepath.Dir(path), fmt.Sprintf("%s has no open turn", filepath.Base(path)), func() (bool, string, error) {
 		t, ok, err := readTurns(path)
 		if !ok || err != nil {
 			return !ok && err == nil, "", err
@@ -191,7 +202,7 @@ func waitNoOpenTurn(ctx context.Context, path string) error {
 // numbered in order and each ends before the next starts, so with no turn
 // open the two agree.)
 func waitChildTurnEnded(ctx context.Context, stateDir string, child, minimum int) error {
-	return pollLogs(ctx, fmt.Sprintf("child session %d has ended turn %d", child, minimum), func() (bool, string, error) {
+	return pollLogs(ctx, stateDir, fmt.Sprintf("child session %d has ended turn %d", child, minimum), func() (bool, string, error) {
 		cs, err := childSessions(stateDir)
 		if err != nil {
 			return false, "", err
@@ -213,7 +224,7 @@ func waitChildTurnEnded(ctx context.Context, stateDir string, child, minimum int
 
 // waitSettled waits until a log of the state dir holds a settlement notice.
 func waitSettled(ctx context.Context, stateDir string) error {
-	return pollLogs(ctx, "a background subagent's settlement notice reaches its parent's log", func() (bool, string, error) {
+	return pollLogs(ctx, stateDir, "a background subagent's settlement notice reaches its parent's log", func() (bool, string, error) {
 		paths, err := filepath.Glob(filepath.Join(stateDir, "*.jsonl"))
 		if err != nil {
 			return false, "", err

@@ -304,3 +304,56 @@ func TestDriverLogWaits(t *testing.T) {
 		t.Error("the log of a session that does not exist has a path")
 	}
 }
+
+// TestDirWatchWakes: a watch wakes its wait on each kind of change an
+// agent makes to its logs (a log created, appended to, renamed into place)
+// with no fallback tick to hide a missed change: the fallback is an hour
+// and the context's deadline fails the case.
+func TestDirWatchWakes(t *testing.T) {
+	cases := []struct {
+		name   string
+		before func(dir string) error // done before the watch
+		change func(dir string) error // done after it
+	}{
+		{"a log created", nil, func(dir string) error { return os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte("{}\n"), 0o600) }},
+		{"a log appended to", func(dir string) error { return os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte("{}\n"), 0o600) },
+			func(dir string) error {
+				f, err := os.OpenFile(filepath.Join(dir, "a.jsonl"), os.O_WRONLY|os.O_APPEND, 0)
+				if err != nil {
+					return err
+				}
+				if _, err := f.Write([]byte("{}\n")); err != nil {
+					return err
+				}
+				// Not closed until the wait has woken: the write alone
+				// must wake it.
+				t.Cleanup(func() { f.Close() })
+				return nil
+			}},
+		{"a log renamed into place", func(dir string) error { return os.WriteFile(filepath.Join(dir, "a.tmp"), []byte("{}\n"), 0o600) },
+			func(dir string) error { return os.Rename(filepath.Join(dir, "a.tmp"), filepath.Join(dir, "a.jsonl")) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.before != nil {
+				if err := c.before(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := watchDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.close()
+			if err := c.change(dir); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if !w.wait(ctx, time.Hour) {
+				t.Fatalf("the wait did not wake on the change: %v", ctx.Err())
+			}
+		})
+	}
+}

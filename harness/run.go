@@ -254,6 +254,9 @@ type driver struct {
 	editor *editorFS
 	// list is the session/list listing under way (listdelete.go).
 	list listing
+	// recorded caches what each fixture session's recording says of its
+	// titles (recordedTitles), read at the first wait that needs it.
+	recorded map[int]recordedFacts
 }
 
 // segments splits steps at loadSession, resumeSession and deleteSession

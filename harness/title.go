@@ -21,7 +21,8 @@ import (
 // bounded moment (record), and waitForTitleAfterTurnEnd waits for the
 // title itself, as the reference's suite does.
 
-// titlePoll is how often the driver rereads a log while it waits.
+// titlePoll bounds how long the driver goes without rereading a log while
+// it waits, when no change of the state dir woke it (watchDir).
 const titlePoll = 5 * time.Millisecond
 
 // recordTitleWait bounds the wait for a title in record mode, where no
@@ -73,9 +74,28 @@ func (d *driver) liveTitles(id string) (titleFacts, error) {
 	return readTitleFacts(data.Events), nil
 }
 
+// recordedFacts is a cached result of recordedTitles.
+type recordedFacts struct {
+	facts titleFacts
+	ok    bool
+}
+
 // recordedTitles reads the titles of fixture session idx's recording (none
-// in record mode, or when the fixture has no log for it).
+// in record mode, or when the fixture has no log for it). A recording does
+// not change during a run: it is read once.
 func (d *driver) recordedTitles(idx int) (titleFacts, bool) {
+	if c, ok := d.recorded[idx]; ok {
+		return c.facts, c.ok
+	}
+	f, ok := d.readRecordedTitles(idx)
+	if d.recorded == nil {
+		d.recorded = map[int]recordedFacts{}
+	}
+	d.recorded[idx] = recordedFacts{f, ok}
+	return f, ok
+}
+
+func (d *driver) readRecordedTitles(idx int) (titleFacts, bool) {
 	if d.r.Mode == Record || idx >= len(d.sc.Sessions) {
 		return titleFacts{}, false
 	}
@@ -93,6 +113,9 @@ func (d *driver) recordedTitles(idx int) (titleFacts, bool) {
 // never answers one the recording answered, past ctx: the comparison
 // reports that.
 func (d *driver) settleTitles(ctx context.Context) {
+	var w *dirWatch // opened at the first wait: most calls need none
+	watched := false
+	defer func() { w.close() }()
 	for idx, id := range d.run.SessionIDs {
 		if d.run.Refused[idx] {
 			continue
@@ -118,10 +141,15 @@ func (d *driver) settleTitles(ctx context.Context) {
 				}
 				break
 			}
-			select {
-			case <-wctx.Done():
+			if !watched {
+				// In place before the reread: a write after the read
+				// above wakes the wait (nil: the titlePoll tick alone).
+				w, _ = watchDir(d.run.StateDir)
+				watched = true
+				continue
+			}
+			if !w.wait(wctx, titlePoll) {
 				return
-			case <-time.After(titlePoll):
 			}
 		}
 	}
@@ -164,6 +192,9 @@ func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step)
 	if err != nil {
 		return err
 	}
+	var w *dirWatch
+	watched := false
+	defer func() { w.close() }()
 	title := ""
 	for title == "" {
 		f, err := d.liveTitles(id)
@@ -173,10 +204,15 @@ func (d *driver) WaitForTitleAfterTurnEnd(ctx context.Context, st scenario.Step)
 		if title != "" {
 			break
 		}
-		select {
-		case <-ctx.Done():
+		if !watched {
+			// In place before the reread (nil: the titlePoll tick
+			// alone).
+			w, _ = watchDir(d.run.StateDir)
+			watched = true
+			continue
+		}
+		if !w.wait(ctx, titlePoll) {
 			return fmt.Errorf("session %d logged no session/title after its last turn/end: %w", st.Session, ctx.Err())
-		case <-time.After(titlePoll):
 		}
 	}
 	if err := d.waitTitleShown(ctx, id, title); err != nil {
