@@ -200,9 +200,18 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 	t := &Terminal{cmd: cmd, master: master, slave: slave.Name(), slaveF: slave, exited: make(chan struct{}), scroll: newRing(ScrollbackBytes),
 		lastOut: time.Now(), status: Status{Running: true}, changed: make(chan struct{})}
 	keep = true
+	// The start-up send begins before anything is read, so the shell's
+	// first output (its prompt) lands in the send's viewport and its
+	// sanitizer: read before, it was only in the scrollback, and the
+	// start-up waited IdleSilence and returned no output.
+	began, err := t.begin("", false)
 	go t.readLoop()
 	go t.waitLoop()
-	res, err := t.send(ctx, "", false, true)
+	if err != nil {
+		t.Close()
+		return nil, "", fmt.Errorf("starting the shell: %w", err)
+	}
+	res, err := t.await(ctx, began, true)
 	if err == nil && res.WaitReason != WaitStdin && res.WaitReason != WaitIdle {
 		err = fmt.Errorf("the shell did not reach its prompt (%s)", res.WaitReason)
 	}
