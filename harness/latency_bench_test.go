@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,9 @@ import (
 	"github.com/reel-agent/reel/harness/rpcclient"
 )
 
-// agentUnderTest starts an ACP agent process and returns a client on it.
-func startAgent(b *testing.B, argv []string, dir string) (*rpcclient.Client, func()) {
+// agentCommand is an ACP agent's command, not started, in dir with only
+// PATH and HOME=dir set, with pipes to its stdin and from its stdout.
+func agentCommand(b testing.TB, argv []string, dir string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
 	b.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
@@ -25,6 +27,13 @@ func startAgent(b *testing.B, argv []string, dir string) (*rpcclient.Client, fun
 	if err != nil {
 		b.Fatal(err)
 	}
+	return cmd, stdin, stdout
+}
+
+// startAgent starts an ACP agent process and returns a client on it.
+func startAgent(b *testing.B, argv []string, dir string) (*rpcclient.Client, func()) {
+	b.Helper()
+	cmd, stdin, stdout := agentCommand(b, argv, dir)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

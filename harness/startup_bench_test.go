@@ -85,18 +85,7 @@ func runStartup(b testing.TB, c startupContender, script *standin.Script) startu
 		defer func() { _ = model.Close() }()
 		base = "http://" + addr + "/v1"
 	}
-	argv := c.argv(dir, base)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cmd, stdin, stdout := agentCommand(b, c.argv(dir, base), dir)
 	var run startupRun
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
