@@ -98,6 +98,7 @@ type Run struct {
 type process struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout *os.File // the read end of reel's stdout, closed by stop
 	client *rpcclient.Client
 	tee    *bytes.Buffer
 	errBuf *lockedBuffer
@@ -466,13 +467,22 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Not cmd.StdoutPipe: Wait closes that pipe's read end as soon as the
+	// process exits, discarding frames the client has not read yet (the
+	// handshake transcript lost its trailing available_commands_update
+	// this way under load). The driver owns this read end and closes it
+	// only after the client has read to the end.
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	p := &process{cmd: cmd, stdin: stdin, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}}
+	cmd.Stdout = stdoutW
+	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}}
 	cmd.Stderr = p.errBuf
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	_ = stdoutW.Close()
+	if err != nil {
+		_ = stdout.Close()
 		return fmt.Errorf("start %s: %w", d.r.Exe, err)
 	}
 	opts := rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer, Elicitation: d.elicit.Answer}
@@ -504,6 +514,17 @@ func (d *driver) stop() error {
 		err = fmt.Errorf("reel acp did not exit within %s after stdin closed", d.timeout())
 		<-done
 	}
+	// The process has exited; its output ends when every copy of the pipe's
+	// write end is closed. One left open by a process reel started ends
+	// the read after a grace, with an error.
+	select {
+	case <-p.client.Done():
+	case <-time.After(d.timeout()):
+		if err == nil {
+			err = fmt.Errorf("reel acp's stdout stayed open %s after it exited (a process it started holds it)", d.timeout())
+		}
+	}
+	_ = p.stdout.Close()
 	<-p.client.Done()
 	d.run.Transcript = append(d.run.Transcript, p.tee.Bytes()...)
 	d.run.Stderr = append(d.run.Stderr, p.errBuf.Bytes()...)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // reelExe is the reel binary, built once for the package's tests: they run
@@ -161,6 +162,7 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout *os.File // read end of reel's stdout
 	stderr *lockedBuffer
 
 	mu     sync.Mutex
@@ -195,14 +197,20 @@ func startProcWith(t *testing.T, dir string, env []string, prep func(*exec.Cmd),
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	// Not cmd.StdoutPipe: Wait closes that pipe's read end at exit and
+	// drops the frames not read yet; finish reads to the end first.
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, stderr: &lockedBuffer{}, nextID: 1000}
+	cmd.Stdout = stdoutW
+	p := &proc{t: t, cmd: cmd, stdin: stdin, stdout: stdout, stderr: &lockedBuffer{}, nextID: 1000}
 	p.cond = sync.NewCond(&p.mu)
 	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	_ = stdoutW.Close()
+	if err != nil {
+		_ = stdout.Close()
 		t.Fatal(err)
 	}
 	go func() {
@@ -228,6 +236,7 @@ func startProcWith(t *testing.T, dir string, env []string, prep func(*exec.Cmd),
 			_ = p.cmd.Process.Kill()
 			_ = p.cmd.Wait()
 		}
+		_ = p.stdout.Close()
 		if t.Failed() {
 			t.Logf("reel stderr:\n%s", p.stderr.String())
 		}
@@ -345,6 +354,7 @@ func (p *proc) finish() int {
 	_ = p.stdin.Close()
 	p.waitErr = p.cmd.Wait()
 	p.waited = true
+	p.readToEnd(30 * time.Second)
 	var ee *exec.ExitError
 	switch {
 	case p.waitErr == nil:
@@ -361,6 +371,21 @@ func (p *proc) kill() {
 	_ = p.cmd.Process.Kill()
 	_ = p.cmd.Wait()
 	p.waited = true
+	_ = p.stdout.Close()
+}
+
+// readToEnd waits, after the exit, until every frame reel wrote has been
+// read (the pipe's end), at most grace (a process reel started could hold
+// the pipe open), then closes the read end.
+func (p *proc) readToEnd(grace time.Duration) {
+	timer := time.AfterFunc(grace, func() { _ = p.stdout.Close() })
+	defer timer.Stop()
+	p.mu.Lock()
+	for !p.eof {
+		p.cond.Wait()
+	}
+	p.mu.Unlock()
+	_ = p.stdout.Close()
 }
 
 // stdoutLines returns everything reel wrote to stdout (after finish).

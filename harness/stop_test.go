@@ -1,0 +1,55 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/reel-agent/reel/harness/scenario"
+)
+
+// fakeAgent answers initialize and session/new, then writes many
+// notifications and exits at once: the frames sit in the pipe when the
+// process is gone. The driver must still read every one of them (with
+// cmd.StdoutPipe, Wait closed the read end at exit and the transcript
+// lost them: CI's handshake golden missed its available_commands_update).
+const fakeAgent = `#!/bin/bash
+read -r _
+printf '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}\n'
+read -r _
+out='{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}\n'
+for i in $(seq 1 %d); do
+  out+='{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}}}\n'
+done
+printf "$out"
+exit 0
+`
+
+func TestStopReadsTheWholeOutput(t *testing.T) {
+	const frames = 400
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "fake-reel")
+	if err := os.WriteFile(exe, fmt.Appendf(nil, fakeAgent, frames), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := scenario.ParseInput("input.json", []byte(`{"steps":[{"op":"initialize"},{"op":"newSession"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Exe: exe, Mode: Record}
+	for round := range 20 {
+		run, err := r.Execute(context.Background(), &scenario.Scenario{Name: "stop-reads-all", Input: in})
+		if run != nil {
+			defer os.RemoveAll(run.Temp)
+		}
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if got := bytes.Count(run.Transcript, []byte(`"agent_message_chunk"`)); got != frames {
+			t.Fatalf("round %d: the transcript holds %d of the %d frames the agent wrote before exiting", round, got, frames)
+		}
+	}
+}
