@@ -165,14 +165,10 @@ func (srv *Server) initialize(ctx context.Context, params json.RawMessage) (any,
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(resp)
-	if err != nil {
-		return nil, err
+	if b, ok := initializeAnswer(resp, srv.eng.CanDelete()); ok {
+		return b, nil
 	}
-	if !srv.eng.CanDelete() {
-		return json.RawMessage(b), nil
-	}
-	return addMember(b, []string{"agentCapabilities", "sessionCapabilities"}, "delete", json.RawMessage("{}"))
+	return reflectInitializeAnswer(resp, srv.eng.CanDelete())
 }
 
 // addMember sets member name to value in the object at path inside the
