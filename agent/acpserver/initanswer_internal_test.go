@@ -59,7 +59,9 @@ func TestInitializeAnswerBytes(t *testing.T) {
 		tc{name: "no fork", resp: odd(func(r *acp.InitializeResponse) { r.AgentCapabilities.SessionCapabilities.Fork = nil })},
 		tc{name: "title", resp: odd(func(r *acp.InitializeResponse) { r.AgentInfo.Title = acp.Ptr("Reel") })},
 		tc{name: "no agent info", resp: odd(func(r *acp.InitializeResponse) { r.AgentInfo = nil })},
-		tc{name: "meta", resp: odd(func(r *acp.InitializeResponse) { r.Meta = map[string]any{"steering": map[string]any{"supported": false}} })},
+		tc{name: "meta", resp: odd(func(r *acp.InitializeResponse) {
+			r.Meta = map[string]any{"steering": map[string]any{"supported": false}}
+		})},
 		tc{name: "capability meta", resp: odd(func(r *acp.InitializeResponse) { r.AgentCapabilities.Meta = map[string]any{"x": 1} })},
 		tc{name: "two auth methods", resp: odd(func(r *acp.InitializeResponse) { r.AuthMethods = append(r.AuthMethods, r.AuthMethods[0]) })},
 		tc{name: "auth without description", resp: odd(func(r *acp.InitializeResponse) { r.AuthMethods[0].Agent.Description = nil })},
