@@ -33,10 +33,9 @@ func initializeShape(name, version string, image bool, keyVar string) acp.Initia
 // of another shape is declined (it is then encoded by reflection).
 func TestInitializeAnswerBytes(t *testing.T) {
 	type tc struct {
-		name    string
-		resp    acp.InitializeResponse
-		fast    bool
-		comment string
+		name string
+		resp acp.InitializeResponse
+		fast bool
 	}
 	var cases []tc
 	for _, image := range []bool{false, true} {
