@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	acp "github.com/coder/acp-go-sdk"
 )
@@ -68,11 +70,11 @@ func initializeAnswer(resp acp.InitializeResponse, canDelete bool) (_ json.RawMe
 	b.WriteString(`},"authMethods":[`)
 	if auth != nil {
 		b.WriteString(`{"description":`)
-		writeString(&b, *auth.Description)
+		writeUnionString(&b, *auth.Description)
 		b.WriteString(`,"id":`)
-		writeString(&b, auth.Id)
+		writeUnionString(&b, auth.Id)
 		b.WriteString(`,"name":`)
-		writeString(&b, auth.Name)
+		writeUnionString(&b, auth.Name)
 		b.WriteString(`}`)
 	}
 	b.WriteString(`],"protocolVersion":`)
@@ -82,10 +84,24 @@ func initializeAnswer(resp acp.InitializeResponse, canDelete bool) (_ json.RawMe
 }
 
 // writeString writes s as encoding/json writes a string (HTML characters
-// escaped).
+// escaped, each byte of invalid UTF-8 as \ufffd).
 func writeString(b *bytes.Buffer, s string) {
 	q, _ := json.Marshal(s) // a string always encodes
 	b.Write(q)
+}
+
+// writeUnionString writes s as the SDK's union types write a string of
+// their variant: encoded, decoded into a map and encoded again, so each
+// byte of invalid UTF-8 comes out as U+FFFD itself, not escaped.
+func writeUnionString(b *bytes.Buffer, s string) {
+	if !utf8.ValidString(s) {
+		var v strings.Builder
+		for _, r := range s {
+			v.WriteRune(r) // an invalid byte ranges as utf8.RuneError
+		}
+		s = v.String()
+	}
+	writeString(b, s)
 }
 
 // reflectInitializeAnswer is resp's answer encoded by encoding/json, with

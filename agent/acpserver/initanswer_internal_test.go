@@ -39,8 +39,8 @@ func TestInitializeAnswerBytes(t *testing.T) {
 	}
 	var cases []tc
 	for _, image := range []bool{false, true} {
-		for _, key := range []string{"", "DEEPSEEK_API_KEY", `K<&>"\` + "\u2028é"} {
-			for _, version := range []string{"0.1.0", `v<script>"&` + "\t\u2029"} {
+		for _, key := range []string{"", "DEEPSEEK_API_KEY", `K<&>"\` + "\u2028é\xff\xfe"} {
+			for _, version := range []string{"0.1.0", `v<script>"&` + "\t\u2029\xff"} {
 				cases = append(cases, tc{name: "reel", resp: initializeShape("reel", version, image, key), fast: true})
 			}
 		}
