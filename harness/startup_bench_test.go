@@ -149,6 +149,20 @@ func median(ds []time.Duration) time.Duration {
 	return (ds[n/2-1] + ds[n/2]) / 2
 }
 
+// runVersion times spawn → exit of `exe version`: starting the binary
+// (the runtime and every package's initialization) with no ACP work —
+// the part of "ready" no change to reel acp's own code can cut.
+func runVersion(b testing.TB, exe string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(exe, "version")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	t0 := time.Now()
+	if out, err := cmd.Output(); err != nil {
+		b.Fatalf("%s version: %v\n%s", exe, err, out)
+	}
+	return time.Since(t0)
+}
+
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
@@ -162,6 +176,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // REEL_BENCH_EXE runs another reel binary in place of the one built for
 // the test run; REEL_BENCH_BASE adds the same two reels from another
 // binary ("base-…"), alternating with them, and their ratios ("…-x-base").
+// "version-ms" is spawn → exit of `reel version` (the binary's start and
+// package initialization, no ACP work), timed in the same rounds;
+// ready-x-version is how much of "ready" is more than that.
 //
 //	go test -run '^$' -bench Startup -benchtime 40x ./harness/
 func BenchmarkStartup(b *testing.B) {
@@ -178,6 +195,13 @@ func BenchmarkStartup(b *testing.B) {
 	inits := map[string][]time.Duration{}
 	first := map[string][]time.Duration{}
 	thought := map[string][]time.Duration{}
+	// The binary's start alone (`reel version`), alternating with the
+	// rest: the fixed part of "ready".
+	versions := map[string]string{"version": exe}
+	if base := os.Getenv("REEL_BENCH_BASE"); base != "" {
+		versions["base-version"] = base
+	}
+	version := map[string][]time.Duration{}
 	round := 0
 	for b.Loop() {
 		for i := range cs {
@@ -190,7 +214,13 @@ func BenchmarkStartup(b *testing.B) {
 				thought[c.name] = append(thought[c.name], r.thought)
 			}
 		}
+		for name, e := range versions {
+			version[name] = append(version[name], runVersion(b, e))
+		}
 		round++
+	}
+	for name := range versions {
+		b.ReportMetric(ms(median(version[name])), name+"-ms")
 	}
 	for _, c := range cs {
 		b.ReportMetric(ms(median(ready[c.name])), c.name+"-ready-ms")
@@ -204,6 +234,7 @@ func BenchmarkStartup(b *testing.B) {
 	b.ReportMetric(ratio(ready["http"], ready["floor"]), "ready-x-floor")
 	b.ReportMetric(ratio(ready["replay"], ready["floor"]), "replay-ready-x-floor")
 	b.ReportMetric(ratio(first["http"], first["replay"]), "first-x-replay")
+	b.ReportMetric(ratio(ready["http"], version["version"]), "ready-x-version")
 	if _, ok := ready["base-http"]; ok {
 		b.ReportMetric(ratio(ready["http"], ready["base-http"]), "ready-x-base")
 		b.ReportMetric(ratio(ready["replay"], ready["base-replay"]), "replay-ready-x-base")
