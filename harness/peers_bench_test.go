@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -452,7 +453,7 @@ func runPeer(tb testing.TB, c peerContender, script *standin.Script) peerRun {
 // agent_message_chunk ("first"). Contenders alternate within one run (each
 // iteration spawns every one once, the order rotating). It reports each
 // one's medians and, per peer, peer/reel for both ("<peer>-ready-x-reel",
-// "<peer>-first-x-reel"). Opt-in: it needs the peers installed (see
+// "<peer>-first-x-reel"); its log adds the median of the rounds' ratios. Opt-in: it needs the peers installed (see
 // README.md, "Benchmarks: peers") and REEL_BENCH_PEERS=1; CI never sets it.
 //
 //	REEL_BENCH_PEERS=1 go test -run '^$' -bench Peers -benchtime 10x ./harness/
@@ -483,17 +484,26 @@ func BenchmarkPeers(b *testing.B) {
 		}
 		round++
 	}
-	rr, rf := median(ready["reel"]), median(first["reel"])
+	// pairs is the median over rounds of a round's peer/reel ratio.
+	pairs := func(peer, reel []time.Duration) float64 {
+		rs := make([]time.Duration, len(peer))
+		for i := range peer {
+			rs[i] = time.Duration(1e6 * float64(peer[i]) / float64(reel[i]))
+		}
+		return float64(median(rs)) / 1e6
+	}
+	rr, rf := median(slices.Clone(ready["reel"])), median(slices.Clone(first["reel"]))
 	for _, c := range cs {
-		mr, mf := median(ready[c.name]), median(first[c.name])
+		pr, pf := pairs(ready[c.name], ready["reel"]), pairs(first[c.name], first["reel"])
+		mr, mf := median(slices.Clone(ready[c.name])), median(slices.Clone(first[c.name]))
 		b.ReportMetric(ms(mr), c.name+"-ready-ms")
 		b.ReportMetric(ms(mf), c.name+"-first-ms")
 		if c.name != "reel" {
 			b.ReportMetric(float64(mr)/float64(rr), c.name+"-ready-x-reel")
 			b.ReportMetric(float64(mf)/float64(rf), c.name+"-first-x-reel")
 		}
-		b.Logf("%-7s %d rounds  ready %8.1f ms (×%.1f)  first %7.1f ms (×%.1f)", c.name, len(ready[c.name]),
-			ms(mr), float64(mr)/float64(rr), ms(mf), float64(mf)/float64(rf))
+		b.Logf("%-7s %d rounds  ready %8.1f ms (×%.1f, pairs ×%.1f)  first %7.1f ms (×%.1f, pairs ×%.1f)", c.name, len(ready[c.name]),
+			ms(mr), float64(mr)/float64(rr), pr, ms(mf), float64(mf)/float64(rf), pf)
 	}
 	b.ReportMetric(0, "ns/op")
 }
