@@ -24,9 +24,13 @@ import (
 )
 
 // peerAnswer is the text every fake model streams, in the two deltas of
-// peerDeltas; reel's stand-in script (fixtures/text-turn) streams the same
-// text, after a line of reasoning.
+// peerDeltas; reel's stand-in (peerScript) streams the same text, with
+// no reasoning before it either.
 const peerAnswer = "Hello from reel, friend!"
+
+// peerScript is reel's stand-in script: peerAnswer alone, as the peers'
+// fake models stream it.
+const peerScript = `{"responses":[{"text":"` + peerAnswer + `","usage":{"promptTokens":812,"completionTokens":6}}]}`
 
 // peerDeltas is peerAnswer cut into the deltas the fake model streams.
 var peerDeltas = [2]string{"Hello from ", "reel, friend!"}
@@ -462,7 +466,7 @@ func BenchmarkPeers(b *testing.B) {
 		b.Skip("peer benchmark is opt-in: install the peers (README.md, \"Benchmarks: peers\") and set REEL_BENCH_PEERS=1")
 	}
 	cs := peerContenders(b)
-	script, err := standin.LoadScript(filepath.Join("..", "fixtures", "text-turn", "standin.json"))
+	script, err := standin.ParseScript([]byte(peerScript))
 	if err != nil {
 		b.Fatal(err)
 	}
