@@ -69,36 +69,115 @@ func (s *Suite) Scenarios() ([]string, error) {
 	return out, nil
 }
 
-// Run runs every selected scenario, Jobs at a time (longest first), and
-// returns the results in name order.
+// Run runs every selected scenario, Jobs at a time (longest first, two
+// scenarios serving web pages on the same loopback port never at once),
+// and returns the results in name order.
 func (s *Suite) Run(ctx context.Context) ([]Result, error) {
 	dirs, err := s.Scenarios()
 	if err != nil {
 		return nil, err
 	}
 	results := make([]Result, len(dirs))
-	jobs := max(s.Jobs, 1)
-	sem := make(chan struct{}, jobs)
+	q := newRunQueue(longestFirst(dirs), webPorts(dirs))
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	for _, i := range longestFirst(dirs) {
-		dir := dirs[i]
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := s.RunOne(ctx, dir)
-			results[i] = r
-			if s.Progress != nil {
-				mu.Lock()
-				s.Progress(r)
-				mu.Unlock()
+	for range min(max(s.Jobs, 1), max(len(dirs), 1)) {
+		wg.Go(func() {
+			for {
+				i, ok := q.next()
+				if !ok {
+					return
+				}
+				r := s.RunOne(ctx, dirs[i])
+				q.done(i)
+				results[i] = r
+				if s.Progress != nil {
+					mu.Lock()
+					s.Progress(r)
+					mu.Unlock()
+				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return results, nil
+}
+
+// runQueue hands out scenarios in order, holding back one whose loopback
+// web port a running scenario serves on (it would wait for the port)
+// while a later one can run.
+type runQueue struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	pending []int       // scenario indexes not started, in run order
+	port    map[int]int // a scenario's web port (absent: none)
+	busy    map[int]bool
+}
+
+func newRunQueue(order []int, port map[int]int) *runQueue {
+	q := &runQueue{pending: order, port: port, busy: map[int]bool{}}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+// next returns the next scenario to run, waiting while every pending one
+// needs a busy port; false when none is left.
+func (q *runQueue) next() (int, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.pending) > 0 {
+		if k, ok := q.pick(); ok {
+			i := q.pending[k]
+			if p, web := q.port[i]; web {
+				q.busy[p] = true
+			}
+			q.pending = slices.Delete(q.pending, k, k+1)
+			return i, true
+		}
+		q.cond.Wait()
+	}
+	return 0, false
+}
+
+// pick is the place in pending of the first scenario that can start now
+// (false: each needs a busy port).
+func (q *runQueue) pick() (int, bool) {
+	for k, i := range q.pending {
+		if p, web := q.port[i]; !web || !q.busy[p] {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// done frees scenario i's port.
+func (q *runQueue) done(i int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if p, web := q.port[i]; web {
+		delete(q.busy, p)
+		q.cond.Broadcast()
+	}
+}
+
+// webPorts are the loopback ports of the scenarios that serve web pages
+// (a web/ folder), by index into dirs. A scenario that does not load is
+// left out (it fails when run).
+func webPorts(dirs []string) map[int]int {
+	ports := map[int]int{}
+	for i, dir := range dirs {
+		if fi, err := os.Stat(filepath.Join(dir, "web")); err != nil || !fi.IsDir() {
+			continue
+		}
+		sc, err := scenario.Load(dir)
+		if err != nil || sc.Web == "" {
+			continue
+		}
+		if p, err := webPort(sc); err == nil {
+			ports[i] = p
+		}
+	}
+	return ports
 }
 
 // longestFirst orders the scenario folders for running, as indexes into
