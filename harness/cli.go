@@ -172,7 +172,7 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer, exe s
 		}
 	}
 	suite := &Suite{
-		Runner:    Runner{Exe: exe, Mode: mode},
+		Runner:    Runner{Exe: exe, Mode: mode, ScratchDir: scratchRoot()},
 		Fixtures:  *fixtures,
 		Snapshots: *snapshots,
 		Golden:    FileGolden{Update: mode != Replay},

@@ -66,6 +66,9 @@ type Runner struct {
 	// TitleOverride serves the scenario's replay.override.json to the
 	// title call (--replay-title-override) instead of the conversation.
 	TitleOverride bool
+	// ScratchDir is the folder the run's temp dir is made in ("": the
+	// temp dir); the fixture suite's command uses scratchRoot.
+	ScratchDir string
 	// SettlementMarker, when set, is a file a waitForFile step awaits as
 	// the reference suite's settlement marker: the step waits for a
 	// background subagent's settlement notice in the session logs (or the
@@ -140,13 +143,17 @@ const recordedTempDir = "/tmp"
 // under recordedTempDir.
 const runDirSuffix = 16
 
-// scratchRoot is the folder the runs' temp dirs are made in:
-// $REEL_SNAPSHOT_TMPDIR when set, else /dev/shm when it is a writable
-// tmpfs folder, else the temp dir. On tmpfs the agent's fsyncs (every log
-// append, the session's durable create) cost no disk flush: a scenario's
-// scratch dir is thrown away, and the suite checks what reel writes, not
-// that the disk kept it (the crash and durability tests run on the real
-// file system). The agent still makes every fsync its rules ask for.
+// scratchRoot is the folder `reel snapshot` makes the fixture suite's run
+// dirs in: $REEL_SNAPSHOT_TMPDIR when set, else /dev/shm when it is a
+// writable tmpfs folder, else the temp dir. On tmpfs the agent's fsyncs
+// (every log append, the session's durable create) cost no disk flush: a
+// scenario's scratch dir is thrown away, and the suite checks what reel
+// writes, not that the disk kept it (the crash and durability tests run on
+// the real file system). The agent still makes every fsync its rules ask
+// for. The corpus runs stay on the temp dir: with fsyncs that cheap, a
+// background child's settlement turn can stream before its parent's prompt
+// is answered, which the corpus's subagent recordings show the other way
+// round (a race in reel, seen in 5 of 30 corpus runs on tmpfs, none on disk).
 func scratchRoot() string {
 	if dir := os.Getenv("REEL_SNAPSHOT_TMPDIR"); dir != "" {
 		return dir
@@ -183,7 +190,11 @@ func runDir(root, name string) (string, error) {
 // run.Temp when done.
 func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
 	start := time.Now()
-	tmp, err := runDir(scratchRoot(), sc.Name)
+	root := r.ScratchDir
+	if root == "" {
+		root = os.TempDir()
+	}
+	tmp, err := runDir(root, sc.Name)
 	if err != nil {
 		return nil, err
 	}
