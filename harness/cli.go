@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -170,6 +171,13 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer, exe s
 		if err := matchesSome(*fixtures, filter); err != nil {
 			return err
 		}
+	}
+	if os.Getenv("GOGC") == "" {
+		// The harness's garbage is short-lived (a scenario's transcript,
+		// logs and their normalized copies), and its collector's CPU is
+		// taken from the agents it runs: collect less often (the heap
+		// stays a few tens of MB).
+		debug.SetGCPercent(400)
 	}
 	suite := &Suite{
 		Runner:    Runner{Exe: exe, Mode: mode, ScratchDir: scratchRoot()},
