@@ -145,26 +145,32 @@ const runDirSuffix = 16
 
 // scratchRoot is the folder `reel snapshot` makes the fixture suite's run
 // dirs in: $REEL_SNAPSHOT_TMPDIR when set, else /dev/shm when it is a
-// writable tmpfs folder, else the temp dir. On tmpfs the agent's fsyncs
-// (every log append, the session's durable create) cost no disk flush: a
-// scenario's scratch dir is thrown away, and the suite checks what reel
-// writes, not that the disk kept it (the crash and durability tests run on
-// the real file system). The agent still makes every fsync its rules ask
-// for. The corpus runs stay on the temp dir: with fsyncs that cheap, a
-// background child's settlement turn can stream before its parent's prompt
-// is answered, which the corpus's subagent recordings show the other way
-// round (a race in reel, seen in 5 of 30 corpus runs on tmpfs, none on disk).
+// writable tmpfs folder with minScratchFree free, else the temp dir. On
+// tmpfs the agent's fsyncs (every log append, the session's durable
+// create) cost no disk flush: a scenario's scratch dir is thrown away, and
+// the suite checks what reel writes, not that the disk kept it (the crash
+// and durability tests run on the real file system). The agent still
+// makes every fsync its rules ask for. The corpus runs stay on the temp
+// dir: with fsyncs that cheap, a background child's settlement turn can
+// stream before its parent's prompt is answered, which the corpus's
+// subagent recordings show the other way round (a race in reel, seen in 5
+// of 30 corpus runs on tmpfs, none on disk).
 func scratchRoot() string {
 	if dir := os.Getenv("REEL_SNAPSHOT_TMPDIR"); dir != "" {
 		return dir
 	}
 	const shm = "/dev/shm"
 	var st unix.Statfs_t
-	if unix.Statfs(shm, &st) == nil && st.Type == unix.TMPFS_MAGIC && unix.Access(shm, unix.W_OK|unix.X_OK) == nil {
+	if unix.Statfs(shm, &st) == nil && st.Type == unix.TMPFS_MAGIC && st.Bavail*uint64(st.Bsize) >= minScratchFree &&
+		unix.Access(shm, unix.W_OK|unix.X_OK) == nil {
 		return shm
 	}
 	return os.TempDir()
 }
+
+// minScratchFree is the free space scratchRoot wants of /dev/shm (a
+// container's is often 64 MB) before it runs scenarios there.
+const minScratchFree = 512 << 20
 
 // runDir makes a run's private temp dir, reel-snap-NAME-XXXX… under root.
 // The whole path has the length it has under recordedTempDir with a
