@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -171,8 +172,15 @@ func mainRun(ctx context.Context, args []string, stdout, stderr io.Writer, exe s
 			return err
 		}
 	}
+	if os.Getenv("GOGC") == "" {
+		// The harness's garbage is short-lived (a scenario's transcript,
+		// logs and their normalized copies), and its collector's CPU is
+		// taken from the agents it runs: collect less often (the heap
+		// stays a few tens of MB).
+		debug.SetGCPercent(400)
+	}
 	suite := &Suite{
-		Runner:    Runner{Exe: exe, Mode: mode},
+		Runner:    Runner{Exe: exe, Mode: mode, ScratchDir: scratchRoot()},
 		Fixtures:  *fixtures,
 		Snapshots: *snapshots,
 		Golden:    FileGolden{Update: mode != Replay},

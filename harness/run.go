@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
+	"golang.org/x/sys/unix"
 
 	"github.com/reel-agent/reel/harness/rpcclient"
 	"github.com/reel-agent/reel/harness/scenario"
@@ -64,6 +66,9 @@ type Runner struct {
 	// TitleOverride serves the scenario's replay.override.json to the
 	// title call (--replay-title-override) instead of the conversation.
 	TitleOverride bool
+	// ScratchDir is the folder the run's temp dir is made in ("": the
+	// temp dir); the fixture suite's command uses scratchRoot.
+	ScratchDir string
 	// SettlementMarker, when set, is a file a waitForFile step awaits as
 	// the reference suite's settlement marker: the step waits for a
 	// background subagent's settlement notice in the session logs (or the
@@ -130,29 +135,72 @@ func (l *lockedBuffer) Bytes() []byte {
 // never sent.
 var ErrUnusedAnswers = errors.New("unused permission answers")
 
-// runDir makes a run's private temp dir, reel-snap-NAME-XXXXXXXXXXXXXXXX
-// under the temp dir. The suffix has a fixed length (os.MkdirTemp's does
-// not): paths under it reach the model (a spill notice names its file),
-// and what fits beside a notice depends on its length, so a replay must
-// see paths as long as the recording's.
-func runDir(name string) (string, error) {
+// recordedTempDir is the temp dir the fixtures were recorded under (the
+// default TMPDIR): a run's paths are as long as under it.
+const recordedTempDir = "/tmp"
+
+// runDirSuffix is the length in hex digits of a run dir's random suffix
+// under recordedTempDir.
+const runDirSuffix = 16
+
+// scratchRoot is the folder `reel snapshot` makes the fixture suite's run
+// dirs in: $REEL_SNAPSHOT_TMPDIR when set, else /dev/shm when it is a
+// writable tmpfs folder with minScratchFree free, else the temp dir. On
+// tmpfs the agent's fsyncs (every log append, the session's durable
+// create) cost no disk flush: a scenario's scratch dir is thrown away, and
+// the suite checks what reel writes, not that the disk kept it (the crash
+// and durability tests run on the real file system). The agent still
+// makes every fsync its rules ask for. The corpus runs stay on the temp
+// dir: with fsyncs that cheap, a background child's settlement turn can
+// stream before its parent's prompt is answered, which the corpus's
+// subagent recordings show the other way round (a race in reel, seen in 5
+// of 30 corpus runs on tmpfs, none on disk).
+func scratchRoot() string {
+	if dir := os.Getenv("REEL_SNAPSHOT_TMPDIR"); dir != "" {
+		return dir
+	}
+	const shm = "/dev/shm"
+	var st unix.Statfs_t
+	if unix.Statfs(shm, &st) == nil && st.Type == unix.TMPFS_MAGIC && st.Bavail*uint64(st.Bsize) >= minScratchFree &&
+		unix.Access(shm, unix.W_OK|unix.X_OK) == nil {
+		return shm
+	}
+	return os.TempDir()
+}
+
+// minScratchFree is the free space scratchRoot wants of /dev/shm (a
+// container's is often 64 MB) before it runs scenarios there.
+const minScratchFree = 512 << 20
+
+// runDir makes a run's private temp dir, reel-snap-NAME-XXXX… under root.
+// The whole path has the length it has under recordedTempDir with a
+// runDirSuffix-digit suffix (a longer root gets a shorter suffix, at least
+// 8 digits): paths under it reach the model (a spill notice names its
+// file), and what fits beside a notice depends on its length, so a replay
+// must see paths as long as the recording's.
+func runDir(root, name string) (string, error) {
+	digits := max(runDirSuffix+len(recordedTempDir)-len(filepath.Clean(root)), 8)
 	for range 100 {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("reel-snap-%s-%x", name, b))
+		b := make([]byte, (digits+1)/2)
+		_, _ = rand.Read(b)
+		dir := filepath.Join(root, fmt.Sprintf("reel-snap-%s-%s", name, hex.EncodeToString(b)[:digits]))
 		err := os.Mkdir(dir, 0o700)
 		if err == nil || !errors.Is(err, fs.ErrExist) {
 			return dir, err
 		}
 	}
-	return "", fmt.Errorf("no free run directory for %s under %s", name, os.TempDir())
+	return "", fmt.Errorf("no free run directory for %s under %s", name, root)
 }
 
 // Execute runs sc and returns what it produced. The caller removes
 // run.Temp when done.
 func (r *Runner) Execute(ctx context.Context, sc *scenario.Scenario) (*Run, error) {
 	start := time.Now()
-	tmp, err := runDir(sc.Name)
+	root := r.ScratchDir
+	if root == "" {
+		root = os.TempDir()
+	}
+	tmp, err := runDir(root, sc.Name)
 	if err != nil {
 		return nil, err
 	}

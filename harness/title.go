@@ -65,9 +65,11 @@ func readTitleFacts(events []sessionlog.Event) titleFacts {
 }
 
 // liveTitles reads the titles of the log session id has written so far (a
-// torn last line is still being written and is left out).
+// torn last line is still being written and is left out). It decodes the
+// records without checking the log's rules (each wake of a wait rereads
+// the log): the run's logs are validated whole once it ends (harvest).
 func (d *driver) liveTitles(id string) (titleFacts, error) {
-	data, _, err := jsonl.ReadValid(filepath.Join(d.run.StateDir, id+".jsonl"))
+	data, err := jsonl.ReadFile(filepath.Join(d.run.StateDir, id+".jsonl"))
 	if err != nil {
 		return titleFacts{}, err
 	}
@@ -99,7 +101,7 @@ func (d *driver) readRecordedTitles(idx int) (titleFacts, bool) {
 	if d.r.Mode == Record || idx >= len(d.sc.Sessions) {
 		return titleFacts{}, false
 	}
-	data, _, err := jsonl.ReadValid(d.sc.Sessions[idx])
+	data, err := jsonl.ReadFile(d.sc.Sessions[idx])
 	if err != nil {
 		return titleFacts{}, false
 	}

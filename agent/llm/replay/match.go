@@ -165,6 +165,9 @@ type Matcher struct {
 	// placeholders: a step compares its whole history, most of it the
 	// same recorded strings as the step before.
 	patterns sync.Map
+	// pins caches the pinned files read (path → content): every call of
+	// a session names the same few, and they do not change during a run.
+	pins sync.Map
 }
 
 // Diff is one difference between the recorded and the sent request.
@@ -382,10 +385,15 @@ func (c *cmp) pinned(v string) (string, bool, string) {
 	if c.m.Pins == "" {
 		return "", false, v + " and no --replay-pins folder"
 	}
-	b, err := os.ReadFile(filepath.Join(c.m.Pins, dir, name+"_1.snap"+ext))
+	path := filepath.Join(c.m.Pins, dir, name+"_1.snap"+ext)
+	if b, ok := c.m.pins.Load(path); ok {
+		return b.(string), true, ""
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", false, err.Error()
 	}
+	c.m.pins.Store(path, string(b))
 	return string(b), true, ""
 }
 
@@ -394,6 +402,11 @@ func (c *cmp) pinned(v string) (string, bool, string) {
 func toolDiff(want, got string, c *cmp) string {
 	type tool struct {
 		Name string `json:"name"`
+	}
+	// The common case, the same list: one compaction of each, no parse.
+	var cw, cg bytes.Buffer
+	if json.Compact(&cw, []byte(want)) == nil && json.Compact(&cg, []byte(got)) == nil && bytes.Equal(cw.Bytes(), cg.Bytes()) {
+		return ""
 	}
 	var w, g []json.RawMessage
 	if json.Unmarshal([]byte(want), &w) != nil || json.Unmarshal([]byte(got), &g) != nil {
