@@ -23,8 +23,11 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	s.mu.Lock()
 	lg := s.log.Log()
 	events := lg.Events()
+	usage := s.usage
 	s.mu.Unlock()
-	calls := map[string]ToolCall{}
+	// The arguments of the todo_write calls, by call id: the plan each
+	// showed is retold after its result.
+	var todos map[string]json.RawMessage
 	// The tools as the live calls were described (looked up once, not per
 	// call).
 	var set *tools.Set
@@ -94,7 +97,11 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				}
 			}
 		case sessionlog.TypeToolCall:
-			d, err := sessionlog.DecodeData[sessionlog.ToolCallData](e)
+			decode := sessionlog.DecodeData[sessionlog.ToolCallData]
+			if lg.DataValid(e.Seq) {
+				decode = sessionlog.DecodeValidData[sessionlog.ToolCallData]
+			}
+			d, err := decode(e)
 			if err != nil {
 				continue
 			}
@@ -106,7 +113,14 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			}
 			call.Title, call.Kind, call.Locations = set.DescribeCall(&tools.Env{Cwd: s.cwd}, d.Name, call.Arguments)
 			u.ToolStart(ctx, call)
-			calls[d.CallID] = call
+			if d.Name == "todo_write" {
+				if todos == nil {
+					todos = map[string]json.RawMessage{}
+				}
+				todos[d.CallID] = call.Arguments
+			} else if todos != nil {
+				delete(todos, d.CallID) // a later call of the same id
+			}
 		case sessionlog.TypeToolResult:
 			d := decodeMessage(lg, e)
 			for _, p := range d.Message.Content {
@@ -119,27 +133,65 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				}
 				u.ToolEnd(ctx, p.ToolCallID, tools.Result{Text: text, IsError: p.IsError, Diff: diffOf(d.Meta)})
 				// The plan the live turn showed after a todo_write.
-				if c, ok := calls[p.ToolCallID]; ok && c.Name == "todo_write" && !p.IsError {
-					if a, err := tools.ParseTodoArgs(c.Arguments); err == nil {
+				if args, ok := todos[p.ToolCallID]; ok && !p.IsError {
+					if a, err := tools.ParseTodoArgs(args); err == nil {
 						u.Plan(ctx, a.Todos)
 					}
 				}
 			}
 		}
 	}
-	if use, ok := lastUsage(events, s.contextWindow()); ok {
+	if use, ok := lastUsage(events, usage, s.contextWindow()); ok {
 		use.Spent = s.Spent()
 		u.Usage(ctx, use)
 	}
 }
 
+// usageMark is what track saw of a session's events for lastUsage: it saw
+// events[:to] (in order), and of those the last that may hold a usage
+// (mayHoldUsage) is last (-1: none). lastUsage then reads from there back,
+// not every assistant message after it.
+type usageMark struct {
+	to   int
+	last int
+}
+
+// see notes e, the next event of the log (a gap leaves the mark where it
+// was: lastUsage reads what follows it).
+func (m *usageMark) see(e *sessionlog.Event) {
+	if m.to == 0 {
+		m.last = -1
+	}
+	if e.Seq != m.to {
+		return
+	}
+	m.to++
+	if mayHoldUsage(e) {
+		m.last = e.Seq
+	}
+}
+
+// mayHoldUsage says whether e is an assistant/message with a usage member
+// (or a text that merely mentions one): lastUsage decodes those.
+func mayHoldUsage(e *sessionlog.Event) bool {
+	return e.Type == sessionlog.TypeAssistantMessage && bytes.Contains(e.Data, []byte(`"usage"`))
+}
+
 // lastUsage is the use of a window of that size after the last model call
-// of events that reported one.
-func lastUsage(events []sessionlog.Event, window int) (ContextUsage, bool) {
+// of events that reported one; mark says which of the events may (see
+// usageMark).
+func lastUsage(events []sessionlog.Event, mark usageMark, window int) (ContextUsage, bool) {
 	for i := len(events) - 1; i >= 0; i-- {
+		if i < mark.to && i > mark.last {
+			// Seen by track: none between here and the mark's last holds
+			// a usage.
+			if i = mark.last; i < 0 {
+				break
+			}
+		}
 		// A message without a usage member is skipped undecoded (a text
 		// that merely mentions one is decoded and skipped).
-		if events[i].Type != sessionlog.TypeAssistantMessage || !bytes.Contains(events[i].Data, []byte(`"usage"`)) {
+		if !mayHoldUsage(&events[i]) {
 			continue
 		}
 		d, err := sessionlog.DecodeData[sessionlog.AssistantMessageData](&events[i])
