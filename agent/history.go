@@ -36,6 +36,10 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	var links map[string]map[int]sessionlog.PromptLink
 	// The turns a rewind took back are not retold (rewind.go).
 	rewound := rewoundSpans(events)
+	// Plain records are retold from their bytes when u can take them.
+	plain, _ := u.(PlainRetell)
+	var parts []sessionlog.PlainPart
+	var texts [][]byte
 	for i := range events {
 		e := &events[i]
 		if inSpans(rewound, i) {
@@ -88,6 +92,13 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			}
 		case sessionlog.TypeAssistantMessage:
 			markMessage(ctx, u, "assistant", anchor)
+			if plain != nil && lg.DataValid(e.Seq) {
+				var ok bool
+				if parts, _, ok = sessionlog.ValidMessageParts(e.Data, parts[:0]); ok {
+					retellPlainAnswer(ctx, u, plain, parts)
+					continue
+				}
+			}
 			for _, p := range decodeMessage(lg, e).Message.Content {
 				switch p.Type {
 				case "reasoning":
@@ -122,6 +133,15 @@ func (s *Session) History(ctx context.Context, u Updates) {
 				delete(todos, d.CallID) // a later call of the same id
 			}
 		case sessionlog.TypeToolResult:
+			if plain != nil && lg.DataValid(e.Seq) {
+				var ok bool
+				var meta []byte
+				// A result with a meta (a diff) is retold the decoded way.
+				if parts, meta, ok = sessionlog.ValidMessageParts(e.Data, parts[:0]); ok && meta == nil {
+					texts = retellPlainResults(ctx, u, plain, parts, texts, todos)
+					continue
+				}
+			}
 			d := decodeMessage(lg, e)
 			for _, p := range d.Message.Content {
 				if p.Type != "tool-result" {
@@ -145,6 +165,62 @@ func (s *Session) History(ctx context.Context, u Updates) {
 		use.Spent = s.Spent()
 		u.Usage(ctx, use)
 	}
+}
+
+// retellPlainAnswer retells the reasoning and text parts of an
+// assistant/message read by sessionlog.ValidMessageParts, as History
+// retells the decoded message's.
+func retellPlainAnswer(ctx context.Context, u Updates, plain PlainRetell, parts []sessionlog.PlainPart) {
+	for _, p := range parts {
+		if p.In >= 0 {
+			continue
+		}
+		switch p.Type {
+		case "reasoning":
+			if !plain.RetellText(ctx, RetellThought, p.Text) {
+				u.Thought(ctx, sessionlog.Unquote(p.Text))
+			}
+		case "text":
+			if !plain.RetellText(ctx, RetellAnswer, p.Text) {
+				u.Text(ctx, sessionlog.Unquote(p.Text))
+			}
+		}
+	}
+}
+
+// retellPlainResults retells the tool results of a tool/result read by
+// sessionlog.ValidMessageParts (without a meta: no diff), as History
+// retells the decoded message's, with the plan of a todo_write (todos);
+// texts is room for a result's texts, returned for the next.
+func retellPlainResults(ctx context.Context, u Updates, plain PlainRetell, parts []sessionlog.PlainPart, texts [][]byte, todos map[string]json.RawMessage) [][]byte {
+	for k, p := range parts {
+		if p.In >= 0 || p.Type != "tool-result" {
+			continue
+		}
+		// A result's output is its content's texts, joined.
+		texts = texts[:0]
+		for _, c := range parts[k+1:] {
+			if c.In == k {
+				texts = append(texts, c.Text)
+			}
+		}
+		if !plain.RetellToolEnd(ctx, p.ToolCallID, texts, p.IsError) {
+			var text string
+			for _, t := range texts {
+				text += sessionlog.Unquote(t)
+			}
+			u.ToolEnd(ctx, sessionlog.Unquote(p.ToolCallID), tools.Result{Text: text, IsError: p.IsError})
+		}
+		if todos == nil || p.IsError {
+			continue
+		}
+		if args, ok := todos[sessionlog.Unquote(p.ToolCallID)]; ok {
+			if a, err := tools.ParseTodoArgs(args); err == nil {
+				u.Plan(ctx, a.Todos)
+			}
+		}
+	}
+	return texts
 }
 
 // usageMark is what track saw of a session's events for lastUsage: it saw
