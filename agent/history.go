@@ -52,7 +52,17 @@ func (s *Session) History(ctx context.Context, u Updates) {
 			// What the user typed, and what hooks added (shown as the
 			// live turn showed it); instruction files, reminders and
 			// compaction summaries are the engine's messages to the model.
-			// The event is decoded once, its source with it.
+			// The event is decoded once, its source with it. A plain
+			// prompt of the user's is retold from its bytes.
+			if plain != nil && links == nil && lg.DataValid(e.Seq) {
+				var source []byte
+				var ok bool
+				if parts, source, ok = sessionlog.ValidMessage(e.Data, parts[:0]); ok && userSource(source) {
+					markMessage(ctx, u, "user", e.Seq)
+					retellPlainPrompt(ctx, u, plain, parts)
+					continue
+				}
+			}
 			m, err := sessionlog.DecodeMessage(e.Data)
 			if err != nil {
 				continue
@@ -164,6 +174,25 @@ func (s *Session) History(ctx context.Context, u Updates) {
 	if use, ok := lastUsage(events, usage, s.contextWindow()); ok {
 		use.Spent = s.Spent()
 		u.Usage(ctx, use)
+	}
+}
+
+// userSource reports whether a message's source (as it stands in its
+// data) is {"kind":"user"}, as History reads it: the kind member, in no
+// other case and given once, the plain string "user".
+func userSource(source []byte) bool {
+	var kind [1]json.RawMessage
+	return len(source) > 0 && source[0] == '{' && sessionlog.ObjectMembers(source, []string{"kind"}, kind[:]) && string(kind[0]) == `"user"`
+}
+
+// retellPlainPrompt retells the text parts of the user's prompt read by
+// sessionlog.ValidMessage (no links, no images: retellPrompt's text
+// parts).
+func retellPlainPrompt(ctx context.Context, u Updates, plain PlainRetell, parts []sessionlog.PlainPart) {
+	for _, p := range parts {
+		if p.In < 0 && p.Type == "text" && !plain.RetellText(ctx, RetellUser, p.Text) {
+			u.UserText(ctx, sessionlog.Unquote(p.Text))
+		}
 	}
 }
 

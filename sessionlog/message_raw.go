@@ -1,7 +1,6 @@
 package sessionlog
 
 import (
-	"encoding/json"
 	"unicode/utf8"
 )
 
@@ -34,22 +33,82 @@ type PlainPart struct {
 // reads it). message_raw_internal_test.go and FuzzValidMessageParts hold
 // it to DecodeValidMessageData.
 func ValidMessageParts(data []byte, parts []PlainPart) (_ []PlainPart, meta []byte, ok bool) {
-	var v [2]json.RawMessage
-	if !objectMembersValid(data, []string{"message", "meta"}, v[:]) || v[0] == nil || v[0][0] != '{' {
+	// One walk of the data: its members found as objectMembersValid finds
+	// "message" and "meta" (a key that matches one only in another case,
+	// or a member twice, is left to DecodeValidMessageData), the message
+	// read where it stands.
+	r := rawReader{b: data, parts: parts}
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return parts, nil, false
 	}
-	r := rawReader{b: v[0], parts: parts}
-	if end, ok := r.message(0); !ok || end != len(v[0]) {
+	var message, metaSeen bool
+	i = skipWS(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		kend, _ := valueEnd(data, i)
+		key := data[i:kend]
+		i = skipWS(data, kend)
+		i = skipWS(data, i+1) // the colon
+		if i >= len(data) {
+			return parts, nil, false
+		}
+		var vend int
+		switch {
+		case keyMatches(key, "message"):
+			if message || string(key) != `"message"` || data[i] != '{' {
+				return parts, nil, false
+			}
+			message = true
+			var ok bool
+			if vend, ok = r.message(i); !ok {
+				return parts, nil, false
+			}
+		case keyMatches(key, "meta"):
+			if metaSeen {
+				return parts, nil, false
+			}
+			metaSeen = true
+			vend, _ = valueEnd(data, i)
+			meta = data[i:vend:vend]
+		default:
+			vend, _ = valueEnd(data, i)
+		}
+		i = skipWS(data, vend)
+		if i < len(data) && data[i] == ',' {
+			i = skipWS(data, i+1)
+		}
+	}
+	if !message {
 		return parts, nil, false
 	}
-	return r.parts, v[1], true
+	return r.parts, meta, true
+}
+
+// ValidMessage reads a message known to be valid JSON (a user/message's
+// data, Log.DataValid) as ValidMessageParts reads the message of an
+// assistant/message: its parts onto parts, and its source member as it
+// stands (nil when absent). It reads exactly the messages DecodeMessage
+// reads by hand, and of those the same parts and source
+// (message_raw_internal_test.go, FuzzValidMessageParts).
+func ValidMessage(data []byte, parts []PlainPart) (_ []PlainPart, source []byte, ok bool) {
+	i := skipWS(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return parts, nil, false
+	}
+	r := rawReader{b: data, parts: parts}
+	end, ok := r.message(i)
+	if !ok || skipWS(data, end) != len(data) {
+		return parts, nil, false
+	}
+	return r.parts, r.source, true
 }
 
 // rawReader reads a message as fastMessage does, keeping its parts'
 // strings raw.
 type rawReader struct {
-	b     []byte
-	parts []PlainPart
+	b      []byte
+	parts  []PlainPart
+	source []byte // the message's source member (message)
 }
 
 // message reads the message object at b[i] (fastMessage); it returns the
@@ -73,7 +132,9 @@ func (r *rawReader) message(i int) (int, bool) {
 			_, end, ok = rawString(b, v)
 		case "source":
 			bit = 8
-			end, ok = valueEnd(b, v)
+			if end, ok = valueEnd(b, v); ok {
+				r.source = b[v:end:end]
+			}
 		default:
 			if foldsTo(string(key), "role", "content", "id", "source") {
 				return 0, false

@@ -29,7 +29,7 @@ func (u updates) RetellText(ctx context.Context, kind string, quoted []byte) boo
 	default:
 		return false
 	}
-	if u.batch == nil || u.srv.out == nil || ctx.Err() != nil {
+	if u.batch == nil || u.srv.out == nil || u.srv.decodedRetell || ctx.Err() != nil {
 		return false
 	}
 	id, hasID := u.srv.currentMessageID(u.session, role)
@@ -43,7 +43,7 @@ func (u updates) RetellText(ctx context.Context, kind string, quoted []byte) boo
 
 // RetellToolEnd implements agent.PlainRetell.
 func (u updates) RetellToolEnd(ctx context.Context, id []byte, texts [][]byte, isError bool) bool {
-	if u.batch == nil || u.srv.out == nil || ctx.Err() != nil {
+	if u.batch == nil || u.srv.out == nil || u.srv.decodedRetell || ctx.Err() != nil {
 		return false
 	}
 	b, ok := appendToolEndFrame(u.batch.buf, u.session, id, texts, isError)
