@@ -2,6 +2,7 @@ package acpserver
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/reel-agent/reel/agent"
 )
@@ -52,6 +53,69 @@ func (u updates) RetellToolEnd(ctx context.Context, id []byte, texts [][]byte, i
 	}
 	u.batched(b)
 	return true
+}
+
+// retellToolStart writes the tool_call of c into the batch of a retold
+// history directly (appendToolStartFrame); false when it is not written
+// so (not retelling, or a call appendToolStartFrame leaves to the SDK's
+// struct).
+func (u updates) retellToolStart(ctx context.Context, c agent.ToolCall) bool {
+	if u.batch == nil || u.srv.out == nil || u.srv.decodedRetell || ctx.Err() != nil {
+		return false
+	}
+	b, ok := appendToolStartFrame(u.batch.buf, u.session, &c)
+	if !ok {
+		return false
+	}
+	u.batched(b)
+	return true
+}
+
+// appendToolStartFrame appends the frame of the tool_call of c starting
+// (toolStartUpdate) as appendUpdateFrame writes it, from c itself: no acp
+// struct, no options. ok false (b unchanged) for a call whose input is
+// not an object of plain strings (plainSortedObject) or whose line
+// float64 cannot hold: those go through the struct.
+func appendToolStartFrame(b []byte, session string, c *agent.ToolCall) ([]byte, bool) {
+	if !plainSortedObject(c.Arguments) {
+		return b, false
+	}
+	start := len(b)
+	b = appendFrameHead(b, session)
+	b = append(b, '{')
+	if c.Kind != "" {
+		b = append(b, `"kind":`...)
+		b = appendJSONString(b, string(c.Kind), true)
+		b = append(b, ',')
+	}
+	if len(c.Locations) > 0 {
+		b = append(b, `"locations":[`...)
+		for i, l := range c.Locations {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			if l.Line > 0 {
+				if l.Line > 1<<53 {
+					return b[:start], false
+				}
+				b = append(b, `"line":`...)
+				b = strconv.AppendInt(b, int64(l.Line), 10)
+				b = append(b, ',')
+			}
+			b = append(b, `"path":`...)
+			b = appendJSONString(b, l.Path, true)
+			b = append(b, '}')
+		}
+		b = append(b, "],"...)
+	}
+	b = append(b, `"rawInput":`...)
+	b = append(b, c.Arguments...)
+	b = append(b, `,"sessionUpdate":"tool_call","status":"pending","title":`...)
+	b = appendJSONString(b, c.Title, true)
+	b = append(b, `,"toolCallId":`...)
+	b = appendJSONString(b, c.ID, true)
+	return append(b, "}}}\n"...), true
 }
 
 // batched takes b, the batch with a frame appended, flushing it once it

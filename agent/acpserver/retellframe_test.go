@@ -196,3 +196,64 @@ func TestPlainRetellOnlyInBatches(t *testing.T) {
 		t.Fatalf("batch holds %d frames, want 2: %s", n, batch.buf)
 	}
 }
+
+// checkToolStart fails when the tool_call frame written from c differs
+// from appendUpdateFrame's of toolStartUpdate(c), or is not written for a
+// call with an input of plain strings.
+func checkToolStart(t *testing.T, c agent.ToolCall) {
+	t.Helper()
+	prefix := []byte("x")
+	got, ok := appendToolStartFrame(bytes.Clone(prefix), "s<1>", &c)
+	if !ok {
+		if string(got) != string(prefix) {
+			t.Fatalf("%+v: not written, but b changed: %q", c, got)
+		}
+		if plainSortedObject(c.Arguments) && !hugeLine(c.Locations) {
+			t.Fatalf("%+v: not written", c)
+		}
+		return
+	}
+	want, err := appendUpdateFrame(bytes.Clone(prefix), "s<1>", toolStartUpdate(c))
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("%+v:\n got %s\nwant %s (%v)", c, got, want, err)
+	}
+}
+
+func hugeLine(locs []tools.Location) bool {
+	for _, l := range locs {
+		if l.Line > 1<<53 {
+			return true
+		}
+	}
+	return false
+}
+
+// toolStartArgs are inputs at the edges of the ones written as they are.
+var toolStartArgs = []string{`{"file_path":"f.txt"}`, `{}`, `{"a":"1","b":"2","c":"x y"}`, `{"b":"2","a":"1"}`, `{"a":"1","a":"2"}`,
+	`{"a":"x<y"}`, `{"a":"x\u0041"}`, `{"a":1}`, `{"a": "1"}`, `"s"`, ``, `null`, `{"command":"ls","description":"list"}`}
+
+// TestToolStartFramesAreUpdateFrames holds the tool_call frames written
+// from a call to appendUpdateFrame's of toolStartUpdate (itself held to
+// the SDK's bytes), over odd titles, ids, kinds, paths, lines and inputs.
+func TestToolStartFramesAreUpdateFrames(t *testing.T) {
+	for _, s := range retellStrings {
+		for _, args := range toolStartArgs {
+			for _, locs := range [][]tools.Location{nil, {}, {{Path: "/a/" + s}}, {{Path: s, Line: 3}, {Path: "/b", Line: 0}, {Path: "/c", Line: -2}}, {{Path: "/x", Line: 1<<53 + 1}}} {
+				for _, kind := range []tools.Kind{"", tools.Kind("read"), tools.Kind(s)} {
+					checkToolStart(t, agent.ToolCall{ID: "call " + s, Name: "read", Title: "Read " + s, Kind: kind, Locations: locs, Arguments: json.RawMessage(args)})
+				}
+			}
+		}
+	}
+}
+
+// FuzzToolStartFrames holds the tool_call frames written from a call to
+// appendUpdateFrame's on any title, id, path, line and input.
+func FuzzToolStartFrames(f *testing.F) {
+	for i, s := range retellStrings {
+		f.Add(s, "call_1", "/p/"+s, 3, toolStartArgs[i%len(toolStartArgs)])
+	}
+	f.Fuzz(func(t *testing.T, title, id, path string, line int, args string) {
+		checkToolStart(t, agent.ToolCall{ID: id, Title: title, Kind: "edit", Locations: []tools.Location{{Path: path, Line: line}}, Arguments: json.RawMessage(args)})
+	})
+}
