@@ -457,13 +457,13 @@ func canonicalChunkHead(data []byte) (turn, step int, chunkType string, ok bool)
 		return 0, 0, "", false
 	}
 	var num []byte
-	if num, i = digitsAt(data, i); !fastInt(num, &turn) {
+	if num, i = digitsAt(data, i); len(num) == 0 || !fastInt(num, &turn) {
 		return 0, 0, "", false
 	}
 	if i, ok = lit(data, i, `,"step":`); !ok {
 		return 0, 0, "", false
 	}
-	if num, i = digitsAt(data, i); !fastInt(num, &step) {
+	if num, i = digitsAt(data, i); len(num) == 0 || !fastInt(num, &step) {
 		return 0, 0, "", false
 	}
 	if i, ok = lit(data, i, `,"chunk":{"type":"`); !ok {
@@ -509,8 +509,9 @@ func lit(b []byte, i int, s string) (int, bool) {
 	return i + len(s), true
 }
 
-// digitsAt is the run of a minus and digits at b[i] (what fastInt reads)
-// and the index after it.
+// digitsAt is the run of a minus and digits at b[i] (what fastInt reads;
+// empty, not nil, when there is none: fastInt takes nil for an absent
+// member) and the index after it.
 func digitsAt(b []byte, i int) ([]byte, int) {
 	j := i
 	if j < len(b) && b[j] == '-' {

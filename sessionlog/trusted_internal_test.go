@@ -27,7 +27,8 @@ func trustedCases() []string {
 		`{"turn":1,"step":2,"chunk":{"type":"x","a" :1}}`, `{"turn":1,"step":2,"chunk":{"type":"x","a": 1}}`, `{"turn":1,"step":2,"chunk":{"type":"x","a":1 }}`,
 		`{"turn":1,"step":2,"chunk":{"type":"x"},"turn":3}`, `{"turn":1,"step":2,"chunk":{"type":"x"} }`, `{"turn":1,"step":2,"chunk":{"type":"é"}}`,
 		`{"turn":1,"step":2,"chunk":{"type":"a\u0041"}}`, `{"turn":99999999999999999999,"step":2,"chunk":{"type":"x"}}`, `{"turn":1,"step":2,"chunk":{"type":"x","a":{"type":"b"}}}`,
-		`{"turn":1,"step":2,"chunk":{"type":""}}`, `{"turn":1,"step":2,"chunk":{"type":"x","":1}}`)
+		`{"turn":1,"step":2,"chunk":{"type":""}}`, `{"turn":1,"step":2,"chunk":{"type":"x","":1}}`,
+		`{"turn":{}}`, `{"turn":1,"step":"2","chunk":{"type":"x"}}`, `{"turn":-,"step":2}`)
 }
 
 // checkTrusted holds each reader's path for data known valid to its
