@@ -10,10 +10,13 @@ import (
 // A loaded session's retold history is written here straight from the
 // log's bytes (agent.PlainRetell): a text part's JSON string and a tool
 // result's texts go into their frames re-escaped as the SDK escapes
-// them, with no decoded string and no acp struct between. The frames are
-// appendUpdateFrame's of the same updates byte for byte
-// (retellframe_test.go, FuzzRetellFrames); anything the re-escaping does
-// not take (a \u escape, a byte past ASCII) is retold the decoded way.
+// them, with no decoded string and no acp struct between; a tool call's
+// tool_call is written from the call, with no acp struct or options. The
+// frames are appendUpdateFrame's of the same updates byte for byte
+// (retellframe_test.go, FuzzRetellFrames, FuzzToolStartFrames, and
+// TestPlainRetellIsDecodedRetell over a whole load); anything the
+// re-escaping does not take (a \u escape, a byte past ASCII) is retold
+// the decoded way.
 
 var _ agent.PlainRetell = updates{}
 
