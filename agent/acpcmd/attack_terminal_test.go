@@ -78,6 +78,10 @@ func vmHWM(t *testing.T, pid int) int64 {
 // truncation marker, within the result bound; the scrollback keeps its
 // bound; and reel's peak memory stays far below what it was sent.
 func TestAttackTerminalFloodStaysBounded(t *testing.T) {
+	// Not parallel: the flood must reach the prompt within one send's
+	// SendTimeout (30 s of wall clock), and it is CPU-bound in a
+	// race-built reel; beside another test's reel it took over 30 s on a
+	// loaded 2-core machine.
 	needLandlock(t)
 	const flood = 256 << 20
 	dir, ws := termWorkspace(t)
@@ -202,6 +206,7 @@ func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
 // terminal's shell writes inside the workspace but not beside it, not
 // through a symbolic link, and not into the workspace's .git.
 func TestAttackTerminalWritesOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws := termWorkspace(t)
 	outside := filepath.Join(dir, "outside")
@@ -252,6 +257,7 @@ func TestAttackTerminalWritesOutsideTheWorkspace(t *testing.T) {
 // (it was opened wider than the session now runs), the model's next calls
 // find it gone, and a terminal opened after the switch cannot write.
 func TestAttackTerminalOpenedBeforeANarrowing(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	tok := fmt.Sprintf("reeltok%dtermnarrow", os.Getpid())
 	dir, ws := termWorkspace(t)
