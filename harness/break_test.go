@@ -61,6 +61,7 @@ func unwiredHooks(t *testing.T) []string {
 // TestBrokenAgents runs each broken variant and expects the corpus check
 // to fail it.
 func TestBrokenAgents(t *testing.T) {
+	t.Parallel() // builds its own reels and runs them in its own trees
 	corpus := corpustest.Dir(t)
 	if missing := unwiredHooks(t); len(missing) > 0 {
 		t.Skipf("agent/toolrun.go does not call the break hooks %v yet, so a -tags reelbreak build breaks nothing (see agent/break_off.go)", missing)

@@ -49,6 +49,7 @@ func TestMCPReplayUsesTheRecording(t *testing.T) {
 // that runs MCP tools without asking, and one whose tool results are
 // garbage. The control run of the same binary without REEL_BREAK passes.
 func TestMCPFixturesCatchBrokenAgents(t *testing.T) {
+	t.Parallel() // builds its own reels and runs them in its own trees
 	exe := reelBreakExe(t)
 	for _, c := range []struct {
 		kind, scenario, want string
