@@ -404,10 +404,14 @@ func (t *Terminal) settled(began time.Time, startup bool) string {
 		return WaitExit
 	case atPrompt && idle >= pollInterval && t.foreground() == t.shellSession():
 		return WaitStdin
-	case !startup && idle >= pollInterval && (now.Sub(began) >= probeAfter || t.inputTaken()) && t.waitingForInput():
+	case !startup && idle >= pollInterval && (now.Sub(began) >= probeAfter || t.inputTaken()) && t.waitingForInput() && !t.pendingOutput():
 		// Twice, a poll apart: a program just woken by the input is
 		// still in its read for a moment. Before probeAfter only when
-		// the input is known to be taken (inputTaken).
+		// the input is known to be taken (inputTaken). Never with output
+		// still unread on the master: what the program printed before
+		// it blocked belongs in the viewport (a command that ran and
+		// printed, its shell back in its read, while readLoop had not
+		// read the output yet, settled without it).
 		t.mu.Lock()
 		t.waits++
 		twice := t.waits >= 2
