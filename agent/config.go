@@ -159,6 +159,12 @@ type Config struct {
 	// recording and replay (the reference suite's fences); neither is for
 	// everyday use.
 	ChildAfterTurn, HoldForChildren bool
+	// LingerAfterTurn holds a session's turn loop after each turn, before
+	// it looks at its inbox or lets the session go, until none of its
+	// background children is running or one waits for the session: a
+	// child's settlement then reaches its parent between turns, whatever
+	// the timing (a fault switch for tests of that ordering).
+	LingerAfterTurn bool
 	// JobWaitSignal, when set, is a file created each time a job_output
 	// wait has registered as a waiter of a running job, so a recorded
 	// job can end right after its wait began and never before (a job
