@@ -163,7 +163,10 @@ type Config struct {
 	// it looks at its inbox or lets the session go, until none of its
 	// background children is running or one waits for the session: a
 	// child's settlement then reaches its parent between turns, whatever
-	// the timing (a fault switch for tests of that ordering).
+	// the timing; and a prompt that let its session go is answered only
+	// once those children settled and the turn their notice started waits
+	// for the answer or is over, so that turn races the answer (a fault
+	// switch for tests of these orderings).
 	LingerAfterTurn bool
 	// JobWaitSignal, when set, is a file created each time a job_output
 	// wait has registered as a waiter of a running job, so a recorded

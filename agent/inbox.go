@@ -59,6 +59,9 @@ type turnState struct {
 	// once that prompt's answer reached the client (Client.Answered):
 	// the next turn loop the inbox starts waits for it.
 	answered <-chan struct{}
+	// gated is set while a turn loop the inbox started waits for such
+	// an answer (read by lingerAnswer).
+	gated bool
 	// quiet is set when the user cancelled: arriving messages wait for
 	// the next prompt instead of starting a turn.
 	quiet bool
@@ -254,10 +257,17 @@ func (s *Session) startInboxLocked() {
 		defer close(done)
 		defer cancel()
 		if answered != nil {
+			s.mu.Lock()
+			s.ts.gated = true
+			signal(&s.ts.arrived)
+			s.mu.Unlock()
 			select {
 			case <-answered:
 			case <-ctx.Done():
 			}
+			s.mu.Lock()
+			s.ts.gated = false
+			s.mu.Unlock()
 		}
 		s.inboxTurns(ctx, c)
 	}()
@@ -370,6 +380,32 @@ func (s *Session) Cancel() {
 		cancel()
 	}
 	s.interruptKids()
+}
+
+// lingerAnswer holds a prompt that let the session go, before it
+// returns (is answered), until none of the session's background
+// children is running and a turn loop its inbox started meanwhile either
+// waits for the answer or is done (Config.LingerAfterTurn): a
+// settlement's turn then races the answer, whatever the timing.
+func (s *Session) lingerAnswer(ctx context.Context) {
+	if !s.eng.cfg.LingerAfterTurn {
+		return
+	}
+	for {
+		s.mu.Lock()
+		if s.closed || (s.kids.running() == 0 && (!s.ts.turning || s.ts.gated)) {
+			s.mu.Unlock()
+			return
+		}
+		arrived, idle := waitOn(&s.ts.arrived), waitOn(&s.ts.idle)
+		s.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // stopInbox cancels a turn loop the inbox started and waits (bounded) for

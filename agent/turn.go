@@ -84,6 +84,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 			s.eng.log.Warn("a turn the inbox started failed", "session", s.id, "err", terr)
 		}
 	}
+	s.lingerAnswer(ctx)
 	return stop, err
 }
 
