@@ -151,8 +151,11 @@ type Config struct {
 	// Terminals offers the persistent terminal tools (package
 	// agent/terminal), opt-in as in the reference.
 	Terminals bool
-	// ChildAfterTurn makes a background child's first turn wait until
-	// its parent has no turn in progress, and HoldForChildren keeps a
+	// ChildAfterTurn makes a background child's activation wait until
+	// the parent turn that started it ended and the parent's turn loop
+	// ran out of work (let the session go — its prompt is answered
+	// before the child's settlement streams — or holds it for its
+	// children), and HoldForChildren keeps a
 	// session's prompt unanswered (and its next-step messages, a report,
 	// waiting) while a background child it started is running. Both make
 	// the order of a parent's and its children's work deterministic for

@@ -233,7 +233,7 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Mode, "mode", string(sandbox.WorkspaceWrite), "default sandbox mode: read-only, workspace-write, danger-full-access")
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
-	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's activation waits until the parent's turn that started it ended and its turn loop ran out of work: its prompt answered, or held for its children (deterministic recordings)")
 	fs.BoolVar(&o.LingerAfterTurn, "debug-linger-after-turn", false, "inject a delay: after each turn a session waits, before it takes its next work or answers its prompt, until its background subagents settled or one waits for it (tests)")
 	fs.StringVar(&o.JobWaitSignal, "debug-job-wait-signal", "", "create `FILE` each time a job_output wait has registered as a waiter of a running job, so a job can end right after its wait began (deterministic recordings)")
 	fs.IntVar(&o.MaxSubagentDepth, "max-subagent-depth", agent.DefaultMaxSubagentDepth, "how deep subagents may nest: a child at depth d (the root's children are at 1) may start children while d+1 is at most this")
