@@ -125,6 +125,11 @@ type Client struct {
 	// Questions, when non-nil, answers the model's ask_user_question
 	// calls (package askuser); nil refuses them.
 	Questions askuser.Asker
+	// Answered, when non-nil, is closed once the client got Prompt's
+	// answer: a turn the session's inbox starts after the prompt let the
+	// session go (a background child's settlement) waits for it, so none
+	// of its updates reaches the client before the answer. nil: no wait.
+	Answered <-chan struct{}
 }
 
 // StopReason says why a prompt's turn ended. The values are ACP's stop

@@ -151,14 +151,26 @@ type Config struct {
 	// Terminals offers the persistent terminal tools (package
 	// agent/terminal), opt-in as in the reference.
 	Terminals bool
-	// ChildAfterTurn makes a background child's first turn wait until
-	// its parent has no turn in progress, and HoldForChildren keeps a
+	// ChildAfterTurn makes a background child's activation wait until
+	// the parent turn that started it ended and the parent's turn loop
+	// ran out of work (let the session go — its prompt is answered
+	// before the child's settlement streams — or holds it for its
+	// children), and HoldForChildren keeps a
 	// session's prompt unanswered (and its next-step messages, a report,
 	// waiting) while a background child it started is running. Both make
 	// the order of a parent's and its children's work deterministic for
 	// recording and replay (the reference suite's fences); neither is for
 	// everyday use.
 	ChildAfterTurn, HoldForChildren bool
+	// LingerAfterTurn holds a session's turn loop after each turn, before
+	// it looks at its inbox or lets the session go, until none of its
+	// background children is running or one waits for the session: a
+	// child's settlement then reaches its parent between turns, whatever
+	// the timing; and a prompt that let its session go is answered only
+	// once those children settled and the turn their notice started waits
+	// for the answer or is over, so that turn races the answer (a fault
+	// switch for tests of these orderings).
+	LingerAfterTurn bool
 	// JobWaitSignal, when set, is a file created each time a job_output
 	// wait has registered as a waiter of a running job, so a recorded
 	// job can end right after its wait began and never before (a job

@@ -113,9 +113,7 @@ func (e *Engine) startBackground(ctx context.Context, parent *Session, del tools
 	parent.kids.list = append(parent.kids.list, k)
 	e.adopt(parent, k, child)
 	if e.cfg.ChildAfterTurn {
-		child.mu.Lock()
-		child.afterTurnOf = parent
-		child.mu.Unlock()
+		child.waitFor(parent)
 	}
 	prompt := sessionlog.NewUserMessage(e.newID(), sessionlog.TextPart(del.Prompt))
 	if !child.deliver(prompt, nextTurn, true) {
@@ -135,15 +133,31 @@ func (e *Engine) adopt(parent *Session, k *kid, child *Session) {
 	child.mu.Unlock()
 }
 
+// waitFor makes the child's next activation wait until parent, now in
+// a turn, ran out of work (Config.ChildAfterTurn).
+func (s *Session) waitFor(parent *Session) {
+	parent.mu.Lock()
+	mark := parent.ts.idled
+	parent.mu.Unlock()
+	s.mu.Lock()
+	s.afterTurnOf, s.afterIdle = parent, mark
+	s.mu.Unlock()
+}
+
 // waitForParentTurn holds a background child's activation until the
-// turn of its parent that started it ended (Config.ChildAfterTurn).
+// parent whose turn started it ran out of work (Config.ChildAfterTurn):
+// its turn ended and its turn loop let the session go — its prompt is
+// answered — or holds it for its children. Waiting for the turn's end
+// only, the child could settle before the parent's loop looked at its
+// inbox again, and the notice's turn would run inside the prompt, before
+// its answer (the reference answers first: its recordings pin that).
 func (s *Session) waitForParentTurn(ctx context.Context) {
 	s.mu.Lock()
-	p := s.afterTurnOf
+	p, mark := s.afterTurnOf, s.afterIdle
 	s.afterTurnOf = nil
 	s.mu.Unlock()
 	if p != nil {
-		p.waitNoTurn(ctx)
+		p.waitIdled(ctx, mark)
 	}
 }
 
@@ -357,10 +371,11 @@ func (c coordinator) Send(ctx context.Context, id, message string) (tools.Result
 	if e.cfg.ChildAfterTurn {
 		// A new activation waits for the sender's turn, as the first did.
 		k.sess.mu.Lock()
-		if !k.sess.ts.turning {
-			k.sess.afterTurnOf = s
-		}
+		idle := !k.sess.ts.turning
 		k.sess.mu.Unlock()
+		if idle {
+			k.sess.waitFor(s)
+		}
 	}
 	if !k.sess.deliver(msg, nextTurn, true) {
 		release()

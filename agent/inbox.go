@@ -48,6 +48,20 @@ type turnState struct {
 	// is closed (then replaced) when a turn ends.
 	inTurn   bool
 	turnOver chan struct{}
+	// idled counts the times the turn loop ran out of work: it let the
+	// session go, or began holding it for its children. idleNow is
+	// closed (then replaced) each time, and waiters, the background
+	// children blocked until then (Config.ChildAfterTurn), reset.
+	idled   uint64
+	idleNow chan struct{}
+	waiters int
+	// answered, set when a prompt's loop let the session go, is closed
+	// once that prompt's answer reached the client (Client.Answered):
+	// the next turn loop the inbox starts waits for it.
+	answered <-chan struct{}
+	// gated is set while a turn loop the inbox started waits for such
+	// an answer (read by lingerAnswer).
+	gated bool
 	// quiet is set when the user cancelled: arriving messages wait for
 	// the next prompt instead of starting a turn.
 	quiet bool
@@ -181,11 +195,14 @@ func (s *Session) acquire(ctx context.Context) error {
 // messages of the next turn the inbox holds work for, or, when there is
 // none, releases the session and returns false. A session held for its
 // children (Config.HoldForChildren) waits here while one is running.
-func (s *Session) nextInboxTurn(ctx context.Context) ([]sessionlog.UserMessage, bool) {
+// answered is the prompt's Client.Answered for a prompt's loop (nil for
+// one the inbox started): a turn loop the inbox starts once the session
+// is let go waits for it.
+func (s *Session) nextInboxTurn(ctx context.Context, answered <-chan struct{}) ([]sessionlog.UserMessage, bool) {
 	for {
 		s.mu.Lock()
 		if s.closed || ctx.Err() != nil {
-			s.releaseLocked()
+			s.releaseLocked(answered)
 			s.mu.Unlock()
 			return nil, false
 		}
@@ -195,6 +212,7 @@ func (s *Session) nextInboxTurn(ctx context.Context) ([]sessionlog.UserMessage, 
 			return msgs, true
 		}
 		if hold {
+			s.idledLocked()
 			ch := waitOn(&s.ts.arrived)
 			s.mu.Unlock()
 			select {
@@ -203,14 +221,17 @@ func (s *Session) nextInboxTurn(ctx context.Context) ([]sessionlog.UserMessage, 
 			}
 			continue
 		}
-		s.releaseLocked()
+		s.releaseLocked(answered)
 		s.mu.Unlock()
 		return nil, false
 	}
 }
 
-// releaseLocked ends the turn loop's hold on the session.
-func (s *Session) releaseLocked() {
+// releaseLocked ends the turn loop's hold on the session; answered is
+// what the next turn loop the inbox starts waits for (nil: nothing).
+func (s *Session) releaseLocked(answered <-chan struct{}) {
+	s.ts.answered = answered
+	s.idledLocked()
 	if s.ts.turning {
 		s.ts.turning = false
 		signal(&s.ts.idle)
@@ -228,9 +249,26 @@ func (s *Session) startInboxLocked() {
 	if c.Updates == nil {
 		c = c.withDefaults()
 	}
+	// The prompt that let the session go is answered before this loop's
+	// first update: the client sees the prompt end, then the new turn.
+	answered := s.ts.answered
+	s.ts.answered = nil
 	go func() {
 		defer close(done)
 		defer cancel()
+		if answered != nil {
+			s.mu.Lock()
+			s.ts.gated = true
+			signal(&s.ts.arrived)
+			s.mu.Unlock()
+			select {
+			case <-answered:
+			case <-ctx.Done():
+			}
+			s.mu.Lock()
+			s.ts.gated = false
+			s.mu.Unlock()
+		}
 		s.inboxTurns(ctx, c)
 	}()
 }
@@ -240,7 +278,8 @@ func (s *Session) startInboxLocked() {
 func (s *Session) inboxTurns(ctx context.Context, c Client) {
 	s.waitForParentTurn(ctx)
 	for {
-		msgs, ok := s.nextInboxTurn(ctx)
+		s.linger(ctx)
+		msgs, ok := s.nextInboxTurn(ctx, nil)
 		if !ok {
 			break
 		}
@@ -271,15 +310,54 @@ func (s *Session) turnEnded() {
 	s.mu.Unlock()
 }
 
-// waitNoTurn waits until the session has no turn in progress.
-func (s *Session) waitNoTurn(ctx context.Context) {
+// waitIdled waits until the session's turn loop ran out of work after
+// the count mark (idled > mark), or the session closed.
+func (s *Session) waitIdled(ctx context.Context, mark uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.ts.idled <= mark && !s.closed {
+		ch := waitOn(&s.ts.idleNow)
+		s.ts.waiters++
+		signal(&s.ts.arrived)
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		s.mu.Lock()
+		if ctx.Err() != nil {
+			if s.ts.idled <= mark && s.ts.waiters > 0 {
+				s.ts.waiters--
+			}
+			return
+		}
+	}
+}
+
+// idledLocked records that the turn loop ran out of work (with s.mu
+// held): the children waiting for it go.
+func (s *Session) idledLocked() {
+	s.ts.idled++
+	s.ts.waiters = 0
+	signal(&s.ts.idleNow)
+}
+
+// linger holds a turn loop after a turn, before it takes its inbox's
+// work or lets the session go, until no background child it started is
+// running (the last one's notice is in the inbox) or one waits for this
+// session (Config.LingerAfterTurn): a settlement then reaches the
+// session between its turns, whatever the timing.
+func (s *Session) linger(ctx context.Context) {
+	if !s.eng.cfg.LingerAfterTurn {
+		return
+	}
 	for {
 		s.mu.Lock()
-		if !s.ts.inTurn || s.closed {
+		if s.closed || s.kids.running() == 0 || s.ts.waiters > 0 {
 			s.mu.Unlock()
 			return
 		}
-		ch := waitOn(&s.ts.turnOver)
+		ch := waitOn(&s.ts.arrived)
 		s.mu.Unlock()
 		select {
 		case <-ch:
@@ -302,6 +380,32 @@ func (s *Session) Cancel() {
 		cancel()
 	}
 	s.interruptKids()
+}
+
+// lingerAnswer holds a prompt that let the session go, before it
+// returns (is answered), until none of the session's background
+// children is running and a turn loop its inbox started meanwhile either
+// waits for the answer or is done (Config.LingerAfterTurn): a
+// settlement's turn then races the answer, whatever the timing.
+func (s *Session) lingerAnswer(ctx context.Context) {
+	if !s.eng.cfg.LingerAfterTurn {
+		return
+	}
+	for {
+		s.mu.Lock()
+		if s.closed || (s.kids.running() == 0 && (!s.ts.turning || s.ts.gated)) {
+			s.mu.Unlock()
+			return
+		}
+		arrived, idle := waitOn(&s.ts.arrived), waitOn(&s.ts.idle)
+		s.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // stopInbox cancels a turn loop the inbox started and waits (bounded) for

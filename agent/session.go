@@ -132,10 +132,12 @@ type Session struct {
 	// (report's target), background offers it the report tool and its
 	// system prompt section, and afterTurnOf, until its first activation
 	// starts, is the parent whose turn it waits for
-	// (Config.ChildAfterTurn). All guarded by mu.
+	// (Config.ChildAfterTurn), until the parent's idled count passes
+	// afterIdle. All guarded by mu.
 	parentSess  *Session
 	background  bool
 	afterTurnOf *Session
+	afterIdle   uint64
 	// spent is what the session's model calls used, per model
 	// (agent/spent.go), kept by track with callModel, the model of the
 	// last request/context; guarded by mu.

@@ -70,11 +70,13 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 	}
 	s.mu.Lock()
 	s.ts.quiet = false
+	s.ts.answered = nil
 	s.mu.Unlock()
 	s.settleTitle(titleDeadline())
 	stop, err := s.turn(ctx, c, prompt, nil)
 	for {
-		msgs, ok := s.nextInboxTurn(ctx)
+		s.linger(ctx)
+		msgs, ok := s.nextInboxTurn(ctx, c.Answered)
 		if !ok {
 			break
 		}
@@ -82,6 +84,7 @@ func (s *Session) Prompt(ctx context.Context, prompt []Content, c Client) (StopR
 			s.eng.log.Warn("a turn the inbox started failed", "session", s.id, "err", terr)
 		}
 	}
+	s.lingerAnswer(ctx)
 	return stop, err
 }
 

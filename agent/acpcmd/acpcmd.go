@@ -71,6 +71,8 @@ type Options struct {
 	// ChildAfterTurn, HoldForChildren, FailSubagentStart and
 	// FailSubagentTurn are agent.Config's.
 	ChildAfterTurn, HoldForChildren bool
+	// LingerAfterTurn is agent.Config's (a fault switch for tests).
+	LingerAfterTurn bool
 	// JobWaitSignal is agent.Config's, made absolute against the
 	// working directory reel started in.
 	JobWaitSignal     string
@@ -231,7 +233,8 @@ func parse(args []string, env IO) (Options, error) {
 	fs.StringVar(&o.Mode, "mode", string(sandbox.WorkspaceWrite), "default sandbox mode: read-only, workspace-write, danger-full-access")
 	fs.StringVar(&o.Approval, "approval", agent.ApprovalOnRequest, "approval policy for sandbox escalation: on-request or never")
 	fs.BoolVar(&o.Invariant, "debug-invariant", false, "rebuild every request from the log before sending it and fail on a mismatch")
-	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's first turn waits until its parent's turn ended (deterministic recordings)")
+	fs.BoolVar(&o.ChildAfterTurn, "debug-child-after-turn", false, "a background subagent's activation waits until the parent's turn that started it ended and its turn loop ran out of work: its prompt answered, or held for its children (deterministic recordings)")
+	fs.BoolVar(&o.LingerAfterTurn, "debug-linger-after-turn", false, "inject a delay: after each turn a session waits, before it takes its next work or answers its prompt, until its background subagents settled or one waits for it (tests)")
 	fs.StringVar(&o.JobWaitSignal, "debug-job-wait-signal", "", "create `FILE` each time a job_output wait has registered as a waiter of a running job, so a job can end right after its wait began (deterministic recordings)")
 	fs.IntVar(&o.MaxSubagentDepth, "max-subagent-depth", agent.DefaultMaxSubagentDepth, "how deep subagents may nest: a child at depth d (the root's children are at 1) may start children while d+1 is at most this")
 	fs.BoolVar(&o.MissingSandboxRunner, "debug-missing-sandbox-runner", false, "inject a fault: the sandbox runner of every bash command is a file that does not exist, so no command can start (tests)")
@@ -517,7 +520,7 @@ func engineConfig(o Options) agent.Config {
 		GlobMaxResults: o.GlobMaxResults, GlobSample: o.GlobSample, GlobNoSpill: o.GlobNoSpill, SessionQuery: o.SessionQuery,
 		Instructions:  agent.InstructionConfig{Disabled: o.NoInstructions},
 		DisableSkills: o.NoSkills, NetworkOff: o.Network == "off", DisableTitleModel: o.NoTitleModel,
-		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren, JobWaitSignal: o.JobWaitSignal,
+		MCPTrusted: o.MCPTrust, ChildAfterTurn: o.ChildAfterTurn, HoldForChildren: o.HoldForChildren, LingerAfterTurn: o.LingerAfterTurn, JobWaitSignal: o.JobWaitSignal,
 		FailSubagentStart: o.FailSubagentStart, FailSubagentTurn: o.FailSubagentTurn, MaxSubagentDepth: o.MaxSubagentDepth,
 		CodeMode: o.CodeMode, CodeLimits: codemode.Limits{Compute: o.CodeCompute, MaxCalls: o.CodeMaxCalls, MaxHeap: uint64(max(o.CodeMaxHeapMB, 0)) << 20},
 	}

@@ -221,6 +221,9 @@ type inflight struct {
 	// written right after its answer (after.go).
 	trailing     map[string][][]byte
 	establishing string
+	// watched holds, per prompt request id, the channels closed once its
+	// answer was written (agent.Client.Answered).
+	watched map[string][]chan struct{}
 }
 
 func newInflight() *inflight {
@@ -248,6 +251,10 @@ func (f *inflight) answering(id string) {
 
 func (f *inflight) done(id string) {
 	f.mu.Lock()
+	for _, ch := range f.watched[id] {
+		close(ch)
+	}
+	delete(f.watched, id)
 	if f.pending[id] > 0 {
 		f.pending[id]--
 		if f.pending[id] == 0 {
@@ -256,6 +263,19 @@ func (f *inflight) done(id string) {
 	}
 	f.cond.Broadcast()
 	f.mu.Unlock()
+}
+
+// watchAnswer returns a channel closed once the answer to request id
+// was written (or its write failed).
+func (f *inflight) watchAnswer(id string) <-chan struct{} {
+	ch := make(chan struct{})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.watched == nil {
+		f.watched = map[string][]chan struct{}{}
+	}
+	f.watched[id] = append(f.watched[id], ch)
+	return ch
 }
 
 // wait blocks until request id was answered.

@@ -408,7 +408,15 @@ func (srv *Server) Prompt(ctx context.Context, p acp.PromptRequest) (acp.PromptR
 		return acp.PromptResponse{}, err
 	}
 	before := s.Spent()
-	stop, err := s.Prompt(ctx, content, srv.client(s.ID()))
+	c := srv.client(s.ID())
+	if srv.inflight != nil {
+		// A turn the session starts once this prompt let it go (a
+		// background child's settlement) streams after this answer.
+		if id := srv.inflight.promptOf(s.ID()); id != "" {
+			c.Answered = srv.inflight.watchAnswer(id)
+		}
+	}
+	stop, err := s.Prompt(ctx, content, c)
 	if err != nil {
 		return acp.PromptResponse{}, acpError(err)
 	}
