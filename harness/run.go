@@ -151,10 +151,10 @@ const runDirSuffix = 16
 // the suite checks what reel writes, not that the disk kept it (the crash
 // and durability tests run on the real file system). The agent still
 // makes every fsync its rules ask for. The corpus runs stay on the temp
-// dir: with fsyncs that cheap, a background child's settlement turn can
-// stream before its parent's prompt is answered, which the corpus's
-// subagent recordings show the other way round (a race in reel, seen in 5
-// of 30 corpus runs on tmpfs, none on disk).
+// dir, as the reference recorded them. (Running them on tmpfs first showed
+// a race in reel — a background child's settlement turn streaming before
+// its parent's prompt answer — fixed since and held by acpcmd's
+// TestSettlementAfterPromptAnswer.)
 func scratchRoot() string {
 	if dir := os.Getenv("REEL_SNAPSHOT_TMPDIR"); dir != "" {
 		return dir
