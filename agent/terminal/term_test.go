@@ -99,9 +99,10 @@ func TestInputTakenSettlesAtOnce(t *testing.T) {
 			}
 			// Judged as if the send had just begun: only the taken
 			// input lets it settle before probeAfter.
-			now := time.Now()
-			term.settled(now, false)
-			if got := term.settled(now, false); got != WaitStdin {
+			w := &sendWait{began: time.Now()}
+			term.settled(w)
+			w.waitSince = w.waitSince.Add(-pollInterval) // a poll apart
+			if got, _, _ := term.settled(w); got != WaitStdin {
 				t.Errorf("a send whose input was taken settles as %q, want %q", got, WaitStdin)
 			}
 		})
