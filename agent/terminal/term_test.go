@@ -108,3 +108,77 @@ func TestInputTakenSettlesAtOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestSendSettlesOnThePrompt: a command that returns to the shell settles
+// on the shell's nonce-marked prompt with the shell in its read (byPrompt),
+// not on output silence; a send of two lines settles after the second.
+func TestSendSettlesOnThePrompt(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"one command", `printf 'PTY_OK\n'`, "PTY_OK\n" + Prompt},
+		{"a builtin", `X=1; cd .`, Prompt},
+		{"two lines in one send", "echo one\recho two", "two\n" + Prompt},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, term, _ := open(t)
+			r, err := term.Send(context.Background(), c.text, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.WaitReason != WaitStdin || r.by != byPrompt || !strings.HasSuffix(r.Viewport, c.want) {
+				t.Errorf("send %q = %+v, want %s by %s ending %q", c.text, r, WaitStdin, byPrompt, c.want)
+			}
+		})
+	}
+}
+
+// TestForgedPromptMarker: output that prints the prompt marker (without
+// the terminal's nonce, or with it, read from PROMPT_COMMAND) and the
+// prompt while the command still runs in the shell itself does not end
+// the send: its result holds the command's output to the real prompt, and
+// no marker is left in the text.
+func TestForgedPromptMarker(t *testing.T) {
+	const busy = `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; echo "loop-$i"`
+	for _, c := range []struct{ name, forge string }{
+		{"without the nonce", `printf '\033]133;D;0\007reel> '`},
+		{"with the nonce", `eval "$PROMPT_COMMAND"; printf 'reel> '`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, term, _ := open(t)
+			r, err := term.Send(context.Background(), c.forge+"; "+busy, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(r.Viewport, "loop-100000\n"+Prompt) || r.by != byPrompt {
+				t.Errorf("a forged marker ended the send early: %+v", r)
+			}
+			if got := term.Read(0, 50).Text; strings.ContainsAny(got, "\x1b\x07") || !strings.HasSuffix(got, "\nreel> loop-100000\n"+Prompt) {
+				t.Errorf("a marker is left in the scrollback: %q", got)
+			}
+		})
+	}
+}
+
+// TestSanitizerNonce: with a nonce, only a marker that carries it (after a
+// numeric status) counts; without one, any `133;D;` marker does.
+func TestSanitizerNonce(t *testing.T) {
+	for _, c := range []struct {
+		name, nonce, in string
+		at              bool
+	}{
+		{"no nonce", "", "\x1b]133;D;0\x07reel> ", true},
+		{"the nonce", "n0nce", "\x1b]133;D;0;n0nce\x07reel> ", true},
+		{"the nonce, ST-terminated", "n0nce", "\x1b]133;D;127;n0nce\x1b\\reel> ", true},
+		{"no nonce printed", "n0nce", "\x1b]133;D;0\x07reel> ", false},
+		{"another nonce", "n0nce", "\x1b]133;D;0;n0ncf\x07reel> ", false},
+		{"the nonce with a tail", "n0nce", "\x1b]133;D;0;n0nce;x\x07reel> ", false},
+		{"a non-numeric status", "n0nce", "\x1b]133;D;x;n0nce\x07reel> ", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := Sanitizer{Nonce: c.nonce}
+			out, _ := s.Push([]byte(c.in))
+			if string(out) != Prompt || s.AtPrompt() != c.at {
+				t.Errorf("%q: text %q, at prompt %v, want %q, %v", c.in, out, s.AtPrompt(), Prompt, c.at)
+			}
+		})
+	}
+}
