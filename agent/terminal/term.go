@@ -382,9 +382,6 @@ const (
 	// byProbe: a program of the foreground group blocked reading the
 	// terminal, seen twice pollInterval apart.
 	byProbe = "probe"
-	// byTaken: the send's input taken (inputTaken) and a program of the
-	// foreground group asleep in a read of the terminal again.
-	byTaken = "taken"
 	byIdle  = "idle"
 	byLimit = "timeout"
 	byExit  = "exit"
@@ -406,6 +403,10 @@ type sendWait struct {
 	// count then); the pause before the next look doubles with it.
 	looks int
 	outs  uint64
+	// reading: the previous look saw the shell in its read at the
+	// prompt, with readingOuts outputs.
+	reading     bool
+	readingOuts uint64
 }
 
 // soon is the pause before the next look at a state only /proc tells:
@@ -477,19 +478,24 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 	elapsed := now.Sub(w.began)
 	next = SendTimeout - elapsed
 	due := func(d time.Duration) { next = min(next, max(d, 0)) }
-	if atPrompt && t.foreground() == t.shellSession() {
+	atPrompt = atPrompt && t.foreground() == t.shellSession()
+	if atPrompt {
 		switch reading, known := t.shellReading(); {
 		case reading:
-			// Nothing printed since the prompt was seen: the shell
-			// took no input since, and the prompt is the last thing.
+			// Seen twice with nothing printed between, the second a
+			// moment after: the shell took no input since, and the
+			// prompt is the last thing (one look at /proc is two reads,
+			// stat and syscall, which need not agree).
 			t.mu.Lock()
 			still := t.outs == outs
 			t.mu.Unlock()
-			if still {
+			if still && w.reading && w.readingOuts == outs {
 				return WaitStdin, byPrompt, 0
 			}
-			due(0)
+			w.reading, w.readingOuts = still, outs
+			due(promptRetry)
 		case known:
+			w.reading = false
 			// Printed its prompt, not in its read yet (or input is
 			// queued and will be echoed): look again soon.
 			due(w.soon(outs))
@@ -499,16 +505,16 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 			due(pollInterval - idle)
 		}
 	}
+	// At the prompt, the shell's own read is the prompt's to judge.
 	switch {
-	case !w.startup && t.inputTaken() && t.waitingForInput():
-		// The send's input was taken (a reader of the terminal read
-		// since the write, nothing queued, all output read) and a
-		// program sleeps in a read of the terminal again: it waits
-		// for more input, and has printed what it will until then.
-		return WaitStdin, byTaken, 0
-	case !w.startup && idle >= pollInterval && elapsed >= probeAfter && t.waitingForInput():
-		// Twice, pollInterval apart: a program just woken by the
-		// input is still in its read for a moment.
+	case atPrompt:
+	case !w.startup && idle >= pollInterval && (elapsed >= probeAfter || t.inputTaken()) && t.waitingForInput():
+		// Twice, pollInterval apart, after pollInterval of silence: a
+		// program just woken by the input is still in its read for a
+		// moment, and what a PTY's slave wrote reaches the master's
+		// queue through the kernel's flip buffer, later (TIOCINQ on the
+		// master can be 0 before it has). Before probeAfter only when
+		// the input is known to be taken (inputTaken).
 		if w.waitSince.IsZero() {
 			w.waitSince = now
 		}
