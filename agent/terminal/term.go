@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -125,6 +126,7 @@ type Terminal struct {
 	exited chan struct{}
 
 	sendMu sync.Mutex // held by the send in progress
+	readMu sync.Mutex // held by readLoop from a read to its recording
 
 	mu     sync.Mutex
 	san    Sanitizer
@@ -232,19 +234,46 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 	return t, res.Viewport, nil
 }
 
-// readLoop reads the PTY until the last slave descriptor is gone.
+// readLoop reads the PTY until the last slave descriptor is gone. Each
+// read and the recording of what it read happen under readMu, so
+// outputDrained can tell output still in flight from none.
 func (t *Terminal) readLoop() {
 	buf := make([]byte, 32<<10)
-	for {
-		n, err := t.master.Read(buf)
+	rc, err := t.master.SyscallConn()
+	for err == nil {
+		// Wait for output without the lock: a blocked read would hold
+		// it. The file's reference (Control) keeps the descriptor
+		// from being closed and reused meanwhile.
+		var perr error
+		err = rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			_, perr = unix.Poll(fds, -1)
+		})
+		if err != nil || perr == unix.EINTR {
+			continue
+		}
+		if perr != nil {
+			err = perr
+			break
+		}
+		var n int
+		var rerr error
+		t.readMu.Lock()
+		err = rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) })
 		if n > 0 {
 			t.mu.Lock()
 			text, _ := t.san.Push(buf[:n])
 			t.appendLocked(text)
 			t.mu.Unlock()
 		}
-		if err != nil {
-			break
+		t.readMu.Unlock()
+		switch {
+		case err != nil:
+		case rerr == unix.EAGAIN || rerr == unix.EINTR:
+		case rerr != nil:
+			err = rerr // EIO: no slave descriptor is left
+		case n == 0:
+			err = io.EOF
 		}
 	}
 	t.mu.Lock()
@@ -252,6 +281,27 @@ func (t *Terminal) readLoop() {
 	t.readDone = true
 	t.notifyLocked()
 	t.mu.Unlock()
+}
+
+// outputDrained reports whether all the output the PTY's slave side has
+// written is recorded: no read is in flight and the master has nothing to
+// read. A poll of the master, unlike TIOCINQ, first moves what waits in
+// the kernel's flip buffer to the line discipline (n_tty_poll flushes
+// it), so output a program wrote before it went to sleep is counted.
+func (t *Terminal) outputDrained() bool {
+	rc, err := t.master.SyscallConn()
+	if err != nil {
+		return false
+	}
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	readable := true
+	cerr := rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		readable = err != nil || n > 0 && fds[0].Revents&unix.POLLIN != 0
+	})
+	return cerr == nil && !readable
 }
 
 // appendLocked records output; t.mu is held.
@@ -403,10 +453,6 @@ type sendWait struct {
 	// count then); the pause before the next look doubles with it.
 	looks int
 	outs  uint64
-	// reading: the previous look saw the shell in its read at the
-	// prompt, with readingOuts outputs.
-	reading     bool
-	readingOuts uint64
 }
 
 // soon is the pause before the next look at a state only /proc tells:
@@ -482,20 +528,17 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 	if atPrompt {
 		switch reading, known := t.shellReading(); {
 		case reading:
-			// Seen twice with nothing printed between, the second a
-			// moment after: the shell took no input since, and the
-			// prompt is the last thing (one look at /proc is two reads,
-			// stat and syscall, which need not agree).
+			// All the shell printed before its read is recorded
+			// (outputDrained), and nothing since the prompt was seen:
+			// the prompt is the last thing it printed.
 			t.mu.Lock()
-			still := t.outs == outs
+			still := t.outs == outs && t.san.AtPrompt()
 			t.mu.Unlock()
-			if still && w.reading && w.readingOuts == outs {
+			if still {
 				return WaitStdin, byPrompt, 0
 			}
-			w.reading, w.readingOuts = still, outs
-			due(promptRetry)
+			due(0)
 		case known:
-			w.reading = false
 			// Printed its prompt, not in its read yet (or input is
 			// queued and will be echoed): look again soon.
 			due(w.soon(outs))
@@ -509,11 +552,9 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 	switch {
 	case atPrompt:
 	case !w.startup && idle >= pollInterval && (elapsed >= probeAfter || t.inputTaken()) && t.waitingForInput():
-		// Twice, pollInterval apart, after pollInterval of silence: a
-		// program just woken by the input is still in its read for a
-		// moment, and what a PTY's slave wrote reaches the master's
-		// queue through the kernel's flip buffer, later (TIOCINQ on the
-		// master can be 0 before it has). Before probeAfter only when
+		// Twice, pollInterval apart, after pollInterval of silence (the
+		// reference's rule): a program just woken by the input is
+		// still in its read for a moment. Before probeAfter only when
 		// the input is known to be taken (inputTaken).
 		if w.waitSince.IsZero() {
 			w.waitSince = now
@@ -562,7 +603,7 @@ func (t *Terminal) shellReading() (reading, known bool) {
 	// Asleep (S) in a read of the terminal: bash's readline echoes what
 	// it took before it reads again, so with nothing queued either way
 	// it has printed all it will until new input comes.
-	reading = st.state == "S" && t.blockedOnTTY(sid) && !t.pendingInput() && !t.pendingOutput()
+	reading = st.state == "S" && t.blockedOnTTY(sid) && !t.pendingInput() && t.outputDrained()
 	return reading, true
 }
 
@@ -919,7 +960,7 @@ func (t *Terminal) inputTaken() bool {
 	t.mu.Lock()
 	before := t.readsAt
 	t.mu.Unlock()
-	if before == nil || !t.canonical() || t.pendingInput() || t.pendingOutput() {
+	if before == nil || !t.canonical() || t.pendingInput() || !t.outputDrained() {
 		return false
 	}
 	for pid, c := range before {
@@ -928,21 +969,6 @@ func (t *Terminal) inputTaken() bool {
 		}
 	}
 	return false
-}
-
-// pendingOutput reports whether output waits on the PTY's master unread
-// by readLoop (TIOCINQ on the master): what the program printed before it
-// blocked is then not in the send's viewport yet.
-func (t *Terminal) pendingOutput() bool {
-	rc, err := t.master.SyscallConn()
-	if err != nil {
-		return true
-	}
-	n := 0
-	cerr := rc.Control(func(fd uintptr) {
-		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-	})
-	return cerr != nil || err != nil || n > 0
 }
 
 // canonical reports whether the terminal's line discipline is in canonical
