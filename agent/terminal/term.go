@@ -551,11 +551,14 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 	// At the prompt, the shell's own read is the prompt's to judge.
 	switch {
 	case atPrompt:
-	case !w.startup && idle >= pollInterval && (elapsed >= probeAfter || t.inputTaken()) && t.waitingForInput():
+	case !w.startup && idle >= pollInterval && (elapsed >= probeAfter || t.inputTaken()) && t.waitingForInput() && t.outputDrained():
 		// Twice, pollInterval apart, after pollInterval of silence (the
 		// reference's rule): a program just woken by the input is
 		// still in its read for a moment. Before probeAfter only when
-		// the input is known to be taken (inputTaken).
+		// the input is known to be taken (inputTaken). And only with
+		// all output recorded (outputDrained): what a program wrote
+		// before its read can still be in the kernel's flip buffer,
+		// and on a loaded machine for longer than the rule's 50 ms.
 		if w.waitSince.IsZero() {
 			w.waitSince = now
 		}
@@ -574,10 +577,15 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 		}
 	}
 	if seen || !w.startup {
-		if idle >= IdleSilence {
+		switch {
+		case idle < IdleSilence:
+			due(IdleSilence - idle)
+		case t.outputDrained():
 			return WaitIdle, byIdle, 0
+		default:
+			// Silent only because output waits in the flip buffer.
+			due(w.soon(outs))
 		}
-		due(IdleSilence - idle)
 	}
 	if elapsed >= SendTimeout {
 		return WaitTimeout, byLimit, 0

@@ -152,7 +152,7 @@ func TestForgedPromptMarker(t *testing.T) {
 				t.Errorf("a forged marker ended the send early: %+v", r)
 			}
 			if got := term.Read(0, 50).Text; strings.ContainsAny(got, "\x1b\x07") || !strings.HasSuffix(got, "\nreel> loop-100000\n"+Prompt) {
-				t.Errorf("a marker is left in the scrollback: %q", got)
+				t.Errorf("scrollback %q: a marker is left or the output after the forged prompt is missing", got)
 			}
 		})
 	}
