@@ -253,7 +253,6 @@ func (t *Terminal) readLoop() {
 			continue
 		}
 		if perr != nil {
-			err = perr
 			break
 		}
 		var n int
