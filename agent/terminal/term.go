@@ -1001,7 +1001,10 @@ func readCount(pid int) (uint64, bool) {
 }
 
 // pendingInput reports whether input written to the terminal waits in
-// its input queue, unread by any program (TIOCINQ on the slave).
+// its input queue, unread by any program (TIOCINQ on the slave). A poll of
+// the slave first moves what waits in the kernel's flip buffer to the line
+// discipline (n_tty_poll flushes it): input reel wrote reaches the slave's
+// queue through it, later, and until then TIOCINQ says 0.
 func (t *Terminal) pendingInput() bool {
 	rc, err := t.slaveF.SyscallConn()
 	if err != nil {
@@ -1009,6 +1012,11 @@ func (t *Terminal) pendingInput() bool {
 	}
 	n := 0
 	cerr := rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if k, perr := unix.Poll(fds, 0); perr == nil && k > 0 && fds[0].Revents&unix.POLLIN != 0 {
+			n = 1
+			return
+		}
 		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
 	})
 	return cerr == nil && err == nil && n > 0
