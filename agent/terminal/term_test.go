@@ -99,11 +99,27 @@ func TestInputTakenSettlesAtOnce(t *testing.T) {
 			}
 			// Judged as if the send had just begun: only the taken
 			// input lets it settle before probeAfter.
-			w := &sendWait{began: time.Now()}
-			term.settled(w)
-			w.waitSince = w.waitSince.Add(-pollInterval) // a poll apart
-			if got, _, _ := term.settled(w); got != WaitStdin {
-				t.Errorf("a send whose input was taken settles as %q, want %q", got, WaitStdin)
+			// Looked at as if the send had just begun (elapsed below
+			// probeAfter), each look a poll after the one before, until
+			// two in a row saw the program wait (a look can catch it
+			// between its reads, as a send's can).
+			w := &sendWait{}
+			for {
+				w.began = time.Now()
+				got, by, _ := term.settled(w)
+				if got != "" {
+					if got != WaitStdin || by != byProbe {
+						t.Errorf("a send whose input was taken settles as %q by %s, want %q by %s", got, by, WaitStdin, byProbe)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("a send whose input was taken does not settle before probeAfter")
+				}
+				if !w.waitSince.IsZero() {
+					w.waitSince = w.waitSince.Add(-pollInterval)
+				}
+				time.Sleep(time.Millisecond)
 			}
 		})
 	}
