@@ -431,6 +431,9 @@ const (
 	// byProbe: a program of the foreground group blocked reading the
 	// terminal, seen twice pollInterval apart.
 	byProbe = "probe"
+	// byTaken: the send's input taken (inputTaken) and a program of the
+	// foreground group asleep in a read of the terminal again.
+	byTaken = "taken"
 	byIdle  = "idle"
 	byLimit = "timeout"
 	byExit  = "exit"
@@ -550,14 +553,20 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 	// At the prompt, the shell's own read is the prompt's to judge.
 	switch {
 	case atPrompt:
-	case !w.startup && idle >= pollInterval && (elapsed >= probeAfter || t.inputTaken()) && t.waitingForInput() && t.outputDrained():
+	case !w.startup && t.inputTaken() && t.waitingForInput() && t.outputDrained():
+		// The send's input was taken (a reader of the terminal read
+		// since the write, nothing queued — flip buffer included —, line
+		// mode) and a program of the foreground group sleeps in a read
+		// of the terminal again, with all output recorded: it waits
+		// for more input and has printed what it will until then.
+		return WaitStdin, byTaken, 0
+	case !w.startup && idle >= pollInterval && elapsed >= probeAfter && t.waitingForInput() && t.outputDrained():
 		// Twice, pollInterval apart, after pollInterval of silence (the
 		// reference's rule): a program just woken by the input is
-		// still in its read for a moment. Before probeAfter only when
-		// the input is known to be taken (inputTaken). And only with
-		// all output recorded (outputDrained): what a program wrote
-		// before its read can still be in the kernel's flip buffer,
-		// and on a loaded machine for longer than the rule's 50 ms.
+		// still in its read for a moment. And only with all output
+		// recorded (outputDrained): what a program wrote before its
+		// read can still be in the kernel's flip buffer, and on a
+		// loaded machine for longer than the rule's 50 ms.
 		if w.waitSince.IsZero() {
 			w.waitSince = now
 		}

@@ -100,16 +100,17 @@ func TestInputTakenSettlesAtOnce(t *testing.T) {
 			// Judged as if the send had just begun: only the taken
 			// input lets it settle before probeAfter.
 			// Looked at as if the send had just begun (elapsed below
-			// probeAfter), each look a poll after the one before, until
-			// two in a row saw the program wait (a look can catch it
-			// between its reads, as a send's can).
+			// probeAfter), until a look sees the program wait (one can
+			// catch it between its reads, as a send's can): only the
+			// taken input settles it (byTaken), without the probe's
+			// silence and second look.
 			w := &sendWait{}
 			for {
 				w.began = time.Now()
 				got, by, _ := term.settled(w)
 				if got != "" {
-					if got != WaitStdin || by != byProbe {
-						t.Errorf("a send whose input was taken settles as %q by %s, want %q by %s", got, by, WaitStdin, byProbe)
+					if got != WaitStdin || by != byTaken {
+						t.Errorf("a send whose input was taken settles as %q by %s, want %q by %s", got, by, WaitStdin, byTaken)
 					}
 					break
 				}
