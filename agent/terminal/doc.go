@@ -54,10 +54,11 @@
 // PTY's foreground is the shell, and the shell sleeps in its read of the
 // terminal with no input queued and all its output read (a poll of the
 // master, which moves the kernel's flip buffer, finds nothing and no
-// read is in flight). A program waiting for input is seen in /proc: in a
-// read of the terminal twice pollInterval apart after pollInterval of
-// silence (before probeAfter only when the send's input is known to be
-// taken). A send looks when output arrives, when the shell exits, and
+// read is in flight). A program waiting for input is seen in /proc,
+// asleep in a read of the terminal with all output read: at once when the
+// send's input is known to be taken (a reader of the terminal read since
+// the write, nothing queued, line mode), otherwise after probeAfter, twice
+// pollInterval apart after pollInterval of silence. A send looks when output arrives, when the shell exits, and
 // when its next look is due; looks at /proc, which has no event, are
 // spaced from 200µs doubling to pollInterval while nothing is printed. Cancelling the call sends SIGINT to the foreground
 // process group. One send runs at a time per terminal. With
