@@ -559,6 +559,14 @@ func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) 
 		// mode) and a program of the foreground group sleeps in a read
 		// of the terminal again, with all output recorded: it waits
 		// for more input and has printed what it will until then.
+		// When that program is the shell back at its prompt (recorded
+		// by the drain), these are the prompt's conditions.
+		t.mu.Lock()
+		back := t.san.AtPrompt()
+		t.mu.Unlock()
+		if back && t.foreground() == t.shellSession() {
+			return WaitStdin, byPrompt, 0
+		}
 		return WaitStdin, byTaken, 0
 	case !w.startup && idle >= pollInterval && elapsed >= probeAfter && t.waitingForInput() && t.outputDrained():
 		// Twice, pollInterval apart, after pollInterval of silence (the
