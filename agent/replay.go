@@ -19,6 +19,28 @@ type PromptReplay interface {
 	UserLink(ctx context.Context, link sessionlog.PromptLink)
 }
 
+// PlainRetell is implemented by the Updates of a client whose frames can
+// be written straight from the log's bytes. History hands it the texts
+// and tool results of plain records (sessionlog.ValidMessageParts) as the
+// JSON strings the log holds, not decoded; a false return says the
+// string was not taken, and History retells it through Updates instead.
+type PlainRetell interface {
+	// RetellText retells a text — the user's (RetellUser), the model's
+	// answer (RetellAnswer) or its reasoning (RetellThought) — given as
+	// the JSON string quoted (nil: the empty text).
+	RetellText(ctx context.Context, kind string, quoted []byte) bool
+	// RetellToolEnd retells the end of call id (a JSON string) with no
+	// diff: its output the strings of texts joined, failed or not.
+	RetellToolEnd(ctx context.Context, id []byte, texts [][]byte, isError bool) bool
+}
+
+// The kinds of text PlainRetell.RetellText retells.
+const (
+	RetellUser    = "user"
+	RetellAnswer  = "answer"
+	RetellThought = "thought"
+)
+
 // retellPrompt retells the parts of the user's prompt message m to u,
 // links (by part index) as the links the user sent.
 func (s *Session) retellPrompt(ctx context.Context, u Updates, m *sessionlog.Message, links map[int]sessionlog.PromptLink) {

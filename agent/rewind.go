@@ -54,11 +54,10 @@ func (s *Session) checkpointStore() *checkpoint.Store {
 // was killed in the middle): from the restore's journal it logs which
 // files were restored and which were left as they were.
 func (s *Session) settleRestore(ctx context.Context) error {
-	recs, _ := s.turnInfo()
-	if len(recs) == 0 || recs[len(recs)-1].d.Kind != sessionlog.CheckpointRestore {
+	last, ok := s.lastCheckpoint()
+	if !ok || last.Kind != sessionlog.CheckpointRestore {
 		return nil
 	}
-	last := recs[len(recs)-1].d
 	st := s.checkpointStore()
 	d := sessionlog.CheckpointData{Kind: sessionlog.CheckpointRestored, Turn: last.Turn}
 	switch {
@@ -188,6 +187,24 @@ func (s *Session) turnInfo() (recs []cpRecord, starts map[int]int) {
 		}
 	}
 	return recs, starts
+}
+
+// lastCheckpoint is the last of turnInfo's records (read from the end of
+// the log, not from its start: a load settles a restore by it); false
+// when there is none.
+func (s *Session) lastCheckpoint() (sessionlog.CheckpointData, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	evs := s.log.Log().Events()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type != sessionlog.TypeWorkspaceCheckpoint {
+			continue
+		}
+		if d, err := sessionlog.DecodeData[sessionlog.CheckpointData](&evs[i]); err == nil {
+			return d, true
+		}
+	}
+	return sessionlog.CheckpointData{}, false
 }
 
 // listCheckpoints is the text of /checkpoints.

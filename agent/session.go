@@ -141,6 +141,9 @@ type Session struct {
 	// last request/context; guarded by mu.
 	spent     []ModelTokens
 	callModel string
+	// usage says where History's last usage is, kept by track (guarded
+	// by mu): see usageMark.
+	usage usageMark
 }
 
 // fileObservations is a session's tools.Observations.
@@ -232,10 +235,19 @@ func (s *Session) checkpoint(ctx context.Context) error {
 
 // track keeps the effective mode and approval policy current as events
 // are appended (and, through catchUp, for a loaded log).
-func (s *Session) track(e *sessionlog.Event) {
+func (s *Session) track(e *sessionlog.Event) { s.trackEvent(e, false) }
+
+// trackEvent is track; valid says e's data is known to be valid JSON
+// (sessionlog.Log.DataValid).
+func (s *Session) trackEvent(e *sessionlog.Event, valid bool) {
+	s.usage.see(e)
 	switch e.Type {
 	case sessionlog.TypeRequestContext:
-		if d, err := sessionlog.DecodeData[sessionlog.RequestContextData](e); err == nil {
+		decode := sessionlog.DecodeData[sessionlog.RequestContextData]
+		if valid {
+			decode = sessionlog.DecodeValidData[sessionlog.RequestContextData]
+		}
+		if d, err := decode(e); err == nil {
 			s.callModel = d.Model
 		}
 	case sessionlog.TypeAssistantMessage:
@@ -278,9 +290,10 @@ func (s *Session) track(e *sessionlog.Event) {
 
 // catchUp reads the mode and policy of a loaded log.
 func (s *Session) catchUp() {
-	evs := s.log.Log().Events()
+	lg := s.log.Log()
+	evs := lg.Events()
 	for i := range evs {
-		s.track(&evs[i])
+		s.trackEvent(&evs[i], lg.DataValid(evs[i].Seq))
 	}
 }
 

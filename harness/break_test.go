@@ -3,7 +3,6 @@ package harness_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -62,15 +61,12 @@ func unwiredHooks(t *testing.T) []string {
 // TestBrokenAgents runs each broken variant and expects the corpus check
 // to fail it.
 func TestBrokenAgents(t *testing.T) {
+	t.Parallel() // builds its own reels and runs them in its own trees
 	corpus := corpustest.Dir(t)
 	if missing := unwiredHooks(t); len(missing) > 0 {
 		t.Skipf("agent/toolrun.go does not call the break hooks %v yet, so a -tags reelbreak build breaks nothing (see agent/break_off.go)", missing)
 	}
-	exe := filepath.Join(t.TempDir(), "reel-break")
-	build := exec.Command("go", "build", "-tags", "reelbreak", "-o", exe, "../cmd/reel")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags reelbreak: %v\n%s", err, out)
-	}
+	exe := reelBreakExe(t)
 	full := os.Getenv("REEL_SELFTEST") == "full"
 	var union []string
 	for _, v := range breakVariants {

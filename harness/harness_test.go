@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/gkampitakis/go-snaps/snaps"
@@ -13,8 +14,39 @@ import (
 	"github.com/reel-agent/reel/harness"
 )
 
-// reelExe is the reel binary built once for the whole test run.
-var reelExe string
+// reelExe is the reel binary built once for the whole test run, in binDir.
+var reelExe, binDir string
+
+// stripped is the go build flag for the reels the tests build: without the
+// symbol table and DWARF, linking takes about half the CPU time (a race
+// report and a panic's trace still name functions and lines: they come
+// from the runtime's own tables).
+const stripped = "-ldflags=-s -w"
+
+// reelBreak is the -tags reelbreak reel (see agent/break_on.go), built
+// once, at the first test that asks (reelBreakExe).
+var reelBreak struct {
+	once sync.Once
+	exe  string
+	err  error
+}
+
+// reelBreakExe builds the -tags reelbreak reel once and returns its path.
+func reelBreakExe(t *testing.T) string {
+	t.Helper()
+	reelBreak.once.Do(func() {
+		exe := filepath.Join(binDir, "reel-break")
+		if out, err := exec.Command("go", "build", "-tags", "reelbreak", stripped, "-o", exe, "../cmd/reel").CombinedOutput(); err != nil {
+			reelBreak.err = fmt.Errorf("go build -tags reelbreak: %w\n%s", err, out)
+			return
+		}
+		reelBreak.exe = exe
+	})
+	if reelBreak.err != nil {
+		t.Fatal(reelBreak.err)
+	}
+	return reelBreak.exe
+}
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "reel-harness-bin-")
@@ -22,8 +54,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	reelExe = filepath.Join(dir, "reel")
-	build := exec.Command("go", "build", "-o", reelExe, "../cmd/reel")
+	binDir, reelExe = dir, filepath.Join(dir, "reel")
+	build := exec.Command("go", "build", stripped, "-o", reelExe, "../cmd/reel")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building reel:", err)

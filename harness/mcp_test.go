@@ -1,7 +1,6 @@
 package harness_test
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -50,10 +49,8 @@ func TestMCPReplayUsesTheRecording(t *testing.T) {
 // that runs MCP tools without asking, and one whose tool results are
 // garbage. The control run of the same binary without REEL_BREAK passes.
 func TestMCPFixturesCatchBrokenAgents(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "reel-break")
-	if out, err := exec.Command("go", "build", "-tags", "reelbreak", "-o", exe, "../cmd/reel").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags reelbreak: %v\n%s", err, out)
-	}
+	t.Parallel() // builds its own reels and runs them in its own trees
+	exe := reelBreakExe(t)
 	for _, c := range []struct {
 		kind, scenario, want string
 	}{

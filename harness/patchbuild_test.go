@@ -44,7 +44,7 @@ func buildPatched(t *testing.T, root, tree, patch string) string {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(tree, "reel")
-	build := exec.Command("go", "build", "-overlay", overlayFile, "-o", exe, "./cmd/reel")
+	build := exec.Command("go", "build", "-overlay", overlayFile, stripped, "-o", exe, "./cmd/reel")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the patched reel: %v\n%s", err, out)

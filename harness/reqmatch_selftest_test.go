@@ -16,6 +16,7 @@ import (
 // docs/scenarios.md, "Replay matches requests"). The default run keeps two
 // patches; REEL_SELFTEST_ALL=1 runs every one.
 func TestRequestMatchCatchesSourceBug(t *testing.T) {
+	t.Parallel() // builds its own reels and runs them in its own trees
 	if testing.Short() {
 		t.Skip("builds patched reels; not in -short")
 	}

@@ -18,6 +18,7 @@ import (
 // check (only message text, answers and permission requests were
 // compared there).
 func TestWireCatchesSourceBugs(t *testing.T) {
+	t.Parallel() // builds its own reels and runs them in its own trees
 	if testing.Short() {
 		t.Skip("builds patched reels; not in -short")
 	}

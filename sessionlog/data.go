@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // TurnData is the data of turn/start.
@@ -121,11 +122,24 @@ type Part struct {
 
 // DecodeData decodes e.Data into T, with an error naming the event.
 func DecodeData[T any](e *Event) (T, error) {
+	return decodeData[T](e, false)
+}
+
+// DecodeValidData is DecodeData of an event whose data is known to be
+// valid JSON (Log.DataValid says so of a loaded event's data): the data is
+// not checked again on the way to its members. Of data that is not valid
+// JSON its result is undefined (reads stay within the data).
+func DecodeValidData[T any](e *Event) (T, error) {
+	return decodeData[T](e, true)
+}
+
+// decodeData is DecodeData; valid says e.Data is known to be valid JSON.
+func decodeData[T any](e *Event, valid bool) (T, error) {
 	var v T
 	if e.Data == nil {
 		return v, invalidf(e, "no data")
 	}
-	if fastData(e.Data, &v) {
+	if fastData(e.Data, &v, valid) {
 		return v, nil
 	}
 	if err := json.Unmarshal(e.Data, &v); err != nil {
@@ -138,11 +152,37 @@ func DecodeData[T any](e *Event) (T, error) {
 // (tool calls, request contexts, turn ends) when each member is plain: a
 // string, an integer in an int (message_decode.go). false leaves v
 // to json.Unmarshal (data_fast_internal_test.go holds the two alike).
-func fastData(data []byte, v any) bool {
+func fastData(data []byte, v any, valid bool) bool {
+	members := ObjectMembers
+	if valid {
+		members = objectMembersValid
+	}
 	switch p := v.(type) {
+	case *TurnData:
+		var m [1]json.RawMessage
+		if !members(data, []string{"turn"}, m[:]) {
+			return false
+		}
+		d := TurnData{}
+		if !fastInt(m[0], &d.Turn) {
+			return false
+		}
+		*p = d
+		return true
+	case *StepData:
+		var m [2]json.RawMessage
+		if !members(data, []string{"turn", "step"}, m[:]) {
+			return false
+		}
+		d := StepData{}
+		if !fastInt(m[0], &d.Turn) || !fastInt(m[1], &d.Step) {
+			return false
+		}
+		*p = d
+		return true
 	case *ToolCallData:
 		var m [5]json.RawMessage
-		if !ObjectMembers(data, []string{"turn", "step", "callId", "name", "arguments"}, m[:]) {
+		if !members(data, []string{"turn", "step", "callId", "name", "arguments"}, m[:]) {
 			return false
 		}
 		d := ToolCallData{}
@@ -153,7 +193,7 @@ func fastData(data []byte, v any) bool {
 		return true
 	case *RequestContextData:
 		var m [4]json.RawMessage
-		if !ObjectMembers(data, []string{"provider", "model", "contextWindow", "reasoningEffort"}, m[:]) {
+		if !members(data, []string{"provider", "model", "contextWindow", "reasoningEffort"}, m[:]) {
 			return false
 		}
 		d := RequestContextData{}
@@ -164,7 +204,7 @@ func fastData(data []byte, v any) bool {
 		return true
 	case *TurnEndData:
 		var m [2]json.RawMessage
-		if !ObjectMembers(data, []string{"turn", "reason"}, m[:]) {
+		if !members(data, []string{"turn", "reason"}, m[:]) {
 			return false
 		}
 		d := TurnEndData{}
@@ -173,7 +213,7 @@ func fastData(data []byte, v any) bool {
 		}
 		if m[1] != nil {
 			var r [3]json.RawMessage
-			if m[1][0] != '{' || !ObjectMembers(m[1], []string{"kind", "reason", "error"}, r[:]) || r[1] != nil || r[2] != nil || !fastStr(r[0], &d.Reason.Kind) {
+			if m[1][0] != '{' || !members(m[1], []string{"kind", "reason", "error"}, r[:]) || r[1] != nil || r[2] != nil || !fastStr(r[0], &d.Reason.Kind) {
 				return false
 			}
 		}
@@ -379,6 +419,11 @@ func ChunkHeadValid(data []byte) (turn, step int, chunkType string, ok bool) {
 
 // chunkHead is ChunkHead; valid says data is known to be valid JSON.
 func chunkHead(data []byte, valid bool) (turn, step int, chunkType string, ok bool) {
+	if valid {
+		if turn, step, chunkType, ok = canonicalChunkHead(data); ok {
+			return turn, step, chunkType, true
+		}
+	}
 	var head, inner [3]json.RawMessage
 	names := []string{"turn", "step", "chunk"}
 	var found bool
@@ -398,6 +443,84 @@ func chunkHead(data []byte, valid bool) (turn, step int, chunkType string, ok bo
 	}
 	chunkType, _, ok = fastString(inner[0], 0)
 	return turn, step, chunkType, ok
+}
+
+// canonicalChunkHead is chunkHead of valid data laid out as the engine
+// writes a chunk, {"turn":T,"step":S,"chunk":{"type":"K",…}} (no
+// whitespace, K without escapes), in one walk of the data: the chunk's
+// other members are skipped (none may be another "type" in any case) and
+// nothing may follow it. ok false for any other layout, which the member
+// walk reads.
+func canonicalChunkHead(data []byte) (turn, step int, chunkType string, ok bool) {
+	i, ok := lit(data, 0, `{"turn":`)
+	if !ok {
+		return 0, 0, "", false
+	}
+	var num []byte
+	if num, i = digitsAt(data, i); len(num) == 0 || !fastInt(num, &turn) {
+		return 0, 0, "", false
+	}
+	if i, ok = lit(data, i, `,"step":`); !ok {
+		return 0, 0, "", false
+	}
+	if num, i = digitsAt(data, i); len(num) == 0 || !fastInt(num, &step) {
+		return 0, 0, "", false
+	}
+	if i, ok = lit(data, i, `,"chunk":{"type":"`); !ok {
+		return 0, 0, "", false
+	}
+	j := i
+	for j < len(data) && data[j] != '"' && data[j] != '\\' && data[j] < utf8.RuneSelf {
+		j++
+	}
+	if j >= len(data) || data[j] != '"' {
+		return 0, 0, "", false
+	}
+	typ := data[i:j]
+	i = j + 1
+	// The chunk's other members: a key (no escapes, not "type" in any
+	// case) and its value, each.
+	for i+1 < len(data) && data[i] == ',' && data[i+1] == '"' {
+		kend, kok := stringEnd(data, i+1)
+		if !kok {
+			return 0, 0, "", false
+		}
+		key := data[i+2 : kend-1]
+		if bytes.IndexByte(key, '\\') >= 0 || bytes.EqualFold(key, []byte("type")) || kend >= len(data) || data[kend] != ':' {
+			return 0, 0, "", false
+		}
+		vend, vok := valueEnd(data, kend+1)
+		if !vok {
+			return 0, 0, "", false
+		}
+		i = vend
+	}
+	if string(data[i:]) != "}}" {
+		return 0, 0, "", false
+	}
+	return turn, step, knownString(typ), true
+}
+
+// lit reports whether the literal s stands at b[i:], and the index after.
+func lit(b []byte, i int, s string) (int, bool) {
+	if len(b)-i < len(s) || string(b[i:i+len(s)]) != s {
+		return i, false
+	}
+	return i + len(s), true
+}
+
+// digitsAt is the run of a minus and digits at b[i] (what fastInt reads;
+// empty, not nil, when there is none: fastInt takes nil for an absent
+// member) and the index after it.
+func digitsAt(b []byte, i int) ([]byte, int) {
+	j := i
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return b[i:j], j
 }
 
 // objectMembersValid is ObjectMembers of data known to be valid JSON.

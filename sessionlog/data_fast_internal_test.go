@@ -30,16 +30,24 @@ func checkData(t *testing.T, data []byte) {
 		func() any { return new(ToolCallData) },
 		func() any { return new(RequestContextData) },
 		func() any { return new(TurnEndData) },
+		func() any { return new(TurnData) },
+		func() any { return new(StepData) },
 	} {
-		got, want := fresh(), fresh()
-		if !fastData(data, got) {
-			continue
-		}
-		if err := json.Unmarshal(data, want); err != nil {
-			t.Fatalf("%q: fastData read it as %T, json.Unmarshal: %v", data, got, err)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: fastData %+v, json.Unmarshal %+v", data, got, want)
+		// The trusting read (valid) is only ever given valid JSON.
+		for _, valid := range []bool{false, true} {
+			if valid && !json.Valid(data) {
+				continue
+			}
+			got, want := fresh(), fresh()
+			if !fastData(data, got, valid) {
+				continue
+			}
+			if err := json.Unmarshal(data, want); err != nil {
+				t.Fatalf("%q: fastData (valid %v) read it as %T, json.Unmarshal: %v", data, valid, got, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: fastData (valid %v) %+v, json.Unmarshal %+v", data, valid, got, want)
+			}
 		}
 	}
 }
@@ -53,8 +61,11 @@ func TestFastDataIsUnmarshals(t *testing.T) {
 			checkData(t, []byte(s[:i]))
 		}
 	}
-	if !fastData([]byte(dataCases[0]), new(ToolCallData)) || !fastData([]byte(dataCases[1]), new(RequestContextData)) || !fastData([]byte(dataCases[2]), new(TurnEndData)) {
-		t.Error("the engine's data are not read by hand")
+	for _, valid := range []bool{false, true} {
+		if !fastData([]byte(dataCases[0]), new(ToolCallData), valid) || !fastData([]byte(dataCases[1]), new(RequestContextData), valid) || !fastData([]byte(dataCases[2]), new(TurnEndData), valid) ||
+			!fastData([]byte(dataCases[0]), new(TurnData), valid) || !fastData([]byte(dataCases[0]), new(StepData), valid) {
+			t.Errorf("the engine's data are not read by hand (valid %v)", valid)
+		}
 	}
 	r := rand.New(rand.NewPCG(34, 122))
 	parts := []string{`"turn":`, `"step":`, `"callId":`, `"name":`, `"Name":`, `"model":`, `"contextWindow":`, `"reason":`, `"kind":`, `"error":`, `"v"`, `"a\"b"`, `1`, `-2`, `0.5`, `null`, `{`, `}`, `,`, `[`, `]`, ` `}

@@ -340,6 +340,21 @@ func knownString(in []byte) string {
 		return "assistant"
 	case "tool":
 		return "tool"
+	// The chunk types (ChunkHead), named by the model layer.
+	case "block-start":
+		return "block-start"
+	case "block-end":
+		return "block-end"
+	case "text-delta":
+		return "text-delta"
+	case "reasoning-delta":
+		return "reasoning-delta"
+	case "tool-call-delta":
+		return "tool-call-delta"
+	case "usage":
+		return "usage"
+	case "finish":
+		return "finish"
 	}
 	return string(in)
 }

@@ -19,7 +19,16 @@ func trustedCases() []string {
 		`{"turn":1,"step":2,"index":0,"chunk":{"type":"finish","usage":{"a":1}}}`,
 		`{"Turn":1,"STEP":2,"chunk":{"Type":"finish"}}`, `{"turn":1,"turn":2,"step":2,"chunk":{"type":"x"}}`,
 		`{"turn":1.5,"step":2,"chunk":{"type":"x"}}`, `{"turn":1,"step":2,"chunk":{"type":"\u0041"}}`,
-		`{"turn":1,"step":2,"chunk":{"type":"a","type":"b"}}`, `{"turn":1,"step":2,"chunk":[]}`, `{"\u006dessage":{"role":"user"}}`)
+		`{"turn":1,"step":2,"chunk":{"type":"a","type":"b"}}`, `{"turn":1,"step":2,"chunk":[]}`, `{"\u006dessage":{"role":"user"}}`,
+		// The engine's layout (canonicalChunkHead) and its edges.
+		`{"turn":12,"step":3,"chunk":{"type":"block-end","index":0,"block":{"type":"text","text":"a\"}b"}}}`,
+		`{"turn":-0,"step":3,"chunk":{"type":"finish","reason":{"kind":"stop"}}}`, `{"turn":1,"step":2,"chunk":{"type":"x","TYPE":"y"}}`,
+		`{"turn":1,"step":2,"chunk":{"type":"x","t\u0079pe":"y"}}`, `{"turn":1,"step":2,"chunk":{"type":"x", "a":1}}`,
+		`{"turn":1,"step":2,"chunk":{"type":"x","a" :1}}`, `{"turn":1,"step":2,"chunk":{"type":"x","a": 1}}`, `{"turn":1,"step":2,"chunk":{"type":"x","a":1 }}`,
+		`{"turn":1,"step":2,"chunk":{"type":"x"},"turn":3}`, `{"turn":1,"step":2,"chunk":{"type":"x"} }`, `{"turn":1,"step":2,"chunk":{"type":"é"}}`,
+		`{"turn":1,"step":2,"chunk":{"type":"a\u0041"}}`, `{"turn":99999999999999999999,"step":2,"chunk":{"type":"x"}}`, `{"turn":1,"step":2,"chunk":{"type":"x","a":{"type":"b"}}}`,
+		`{"turn":1,"step":2,"chunk":{"type":""}}`, `{"turn":1,"step":2,"chunk":{"type":"x","":1}}`,
+		`{"turn":{}}`, `{"turn":1,"step":"2","chunk":{"type":"x"}}`, `{"turn":-,"step":2}`)
 }
 
 // checkTrusted holds each reader's path for data known valid to its
@@ -58,6 +67,25 @@ func TestTrustedReadersAreCheckingReaders(t *testing.T) {
 	for _, s := range trustedCases() {
 		for i := range len(s) + 1 {
 			checkTrusted(t, []byte(s[:i]))
+		}
+	}
+}
+
+// TestEngineChunksTakeTheCanonicalRead checks that chunks as the engine
+// writes them are read in one walk (canonicalChunkHead), not by the member
+// walk.
+func TestEngineChunksTakeTheCanonicalRead(t *testing.T) {
+	for _, c := range []struct {
+		data, typ  string
+		turn, step int
+	}{
+		{`{"turn":3,"step":1,"chunk":{"type":"block-start","index":0,"blockType":"text"}}`, "block-start", 3, 1},
+		{`{"turn":3,"step":2,"chunk":{"type":"text-delta","index":0,"text":"ONE \"two\" {"}}`, "text-delta", 3, 2},
+		{`{"turn":10,"step":4,"chunk":{"type":"finish","reason":{"kind":"stop"}}}`, "finish", 10, 4},
+	} {
+		turn, step, typ, ok := canonicalChunkHead([]byte(c.data))
+		if !ok || turn != c.turn || step != c.step || typ != c.typ {
+			t.Errorf("%s: canonicalChunkHead %d %d %q %v, want %d %d %q", c.data, turn, step, typ, ok, c.turn, c.step, c.typ)
 		}
 	}
 }

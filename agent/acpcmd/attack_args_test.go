@@ -153,6 +153,7 @@ func toolResults(frames []frame) map[string]string {
 // model is told which names collide. A well-formed escalation still asks,
 // shows the whole command, and runs exactly that.
 func TestAttackApprovalShowsWhatRuns(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range []string{"read-only", "workspace-write"} {
 		t.Run(mode, func(t *testing.T) {

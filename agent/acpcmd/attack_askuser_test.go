@@ -57,6 +57,7 @@ func askCall(t *testing.T, id string, args map[string]any) standin.Response {
 // reference renders it; decline and cancel are error results; the form is
 // tied to the session and the tool call.
 func TestAttackAskUserQuestion(t *testing.T) {
+	t.Parallel()
 	deploy := map[string]any{"questions": []any{
 		map[string]any{"id": "target", "header": "Deploy", "question": "Where should it deploy?",
 			"options": []any{map[string]any{"label": "staging (Recommended)", "description": "Safe first."}, map[string]any{"label": "production"}}},
@@ -152,6 +153,7 @@ func TestAttackAskUserQuestion(t *testing.T) {
 // offered, and a call of it anyway is refused without asking; a subagent's
 // call is refused with the reference's words, and no form is shown for it.
 func TestAskUserQuestionRefused(t *testing.T) {
+	t.Parallel()
 	ask := map[string]any{"questions": []any{map[string]any{"id": "q", "question": "Proceed?"}}}
 	t.Run("client without elicitation", func(t *testing.T) {
 		dir, ws, state := workspace(t)
@@ -205,6 +207,7 @@ func TestAskUserQuestionRefused(t *testing.T) {
 // the elicitation's id); the client's late answer is ignored and the
 // session goes on.
 func TestAskUserQuestionCancelled(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	ask := map[string]any{"questions": []any{map[string]any{"id": "q", "question": "Proceed?"}}}
 	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{askCall(t, "call_ask", ask), {Text: "after"}}})

@@ -52,6 +52,7 @@ func storeUsage(t *testing.T, dir string) (disk int64, files int) {
 // writes one loose object per file, a 4 KiB block each, unless told to
 // pack them). When it completes, /undo restores both files.
 func TestAttackCheckpointHundredThousandFiles(t *testing.T) {
+	t.Parallel()
 	n := 10000
 	if os.Getenv("REEL_SOAK") == "1" {
 		n = 100000
@@ -120,6 +121,7 @@ func TestAttackCheckpointHundredThousandFiles(t *testing.T) {
 // restored and says commands that ran with full access may have changed
 // files outside that are not restored. The dry run says the same.
 func TestAttackCheckpointOutsideWorkspace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws, out := filepath.Join(dir, "ws"), filepath.Join(dir, "out")
 	rwFiles(t, ws, map[string]string{"a.txt": "a1"})

@@ -135,6 +135,7 @@ func clip(s string, n int) string {
 // the prompt answers "cancelled", the run_code result says the run was
 // aborted, and the session answers its next prompt.
 func TestAttackCodeModeCancel(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	started := filepath.Join(ws, "started")
 	script := &standin.Script{Responses: []standin.Response{
@@ -182,6 +183,7 @@ func TestAttackCodeModeCancel(t *testing.T) {
 // model cannot call a tool other than run_code directly, nor run_code from
 // inside a program.
 func TestAttackCodeModeEscalation(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range []string{"read-only", "workspace-write"} {
 		t.Run(mode, func(t *testing.T) {
@@ -323,6 +325,7 @@ func directResults(t *testing.T, mode, ws, outside string, calls []standin.ToolC
 // names the run_code call (announced by its tool_call), never a program's
 // own call, which the editor knows nothing of.
 func TestAttackCodeModeUpdatesNameAnnouncedCalls(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		codeCall(t, "run", `const r = await tools.bash({ command: "for i in 1 2 3; do echo tick $i; sleep 0.6; done", description: "tick" });
@@ -377,6 +380,7 @@ return r.stdout.text;`),
 // the hook's reason; nothing runs), lets its other call run, and both
 // calls' hook invocations are logged.
 func TestAttackCodeModeHooksBindPrograms(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, state := workspace(t)
 	hooksFile := writeHooks(t, dir, map[string]string{

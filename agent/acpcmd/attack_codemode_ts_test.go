@@ -19,6 +19,7 @@ import (
 // TypeScript: the same result and the same tool calls made (or none: a
 // refused program never runs).
 func TestAttackCodeModeTypeSyntax(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, code, want string
 		calls            int

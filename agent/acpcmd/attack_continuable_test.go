@@ -95,6 +95,7 @@ func settledCount(events []sessionlog.Event) int {
 // are refused, and every child that started settles with its notice in
 // the parent's log.
 func TestAttackBackgroundSubagentFlood(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	var calls []standin.ToolCall
 	for _, id := range []string{"b1", "b2", "b3", "b4", "b5", "b6"} {
@@ -229,6 +230,7 @@ func TestAttackBackgroundChildTurnsOnItsParent(t *testing.T) {
 // turn closed as interrupted), its next turn runs, and the parent gets
 // the notice of that activation.
 func TestBackgroundSubagentKilledMidTurn(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		call(t, "p1", "subagent", map[string]any{"description": "Slow", "prompt": "Take forever.", "run_in_background": true}),
@@ -287,6 +289,7 @@ func TestBackgroundSubagentKilledMidTurn(t *testing.T) {
 // (its turn closed as aborted, its log closed) and answers; and when the
 // editor goes away, reel exits without waiting for a child either.
 func TestBackgroundSubagentEndsWithItsSession(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"session/close", "exit"} {
 		t.Run(strings.ReplaceAll(how, "/", "-"), func(t *testing.T) {
 			dir, ws, state := workspace(t)
@@ -331,6 +334,7 @@ func TestBackgroundSubagentEndsWithItsSession(t *testing.T) {
 // for the parent's turn); send_message to a settled child, which would be
 // a fifth running one, is refused.
 func TestAttackBackgroundSubagentResumeFlood(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	spawn := func(prefix string) standin.Response {
 		var calls []standin.ToolCall

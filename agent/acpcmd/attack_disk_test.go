@@ -20,6 +20,7 @@ import (
 // dir on a full (1 MiB tmpfs) disk the call still returns its tail with a
 // note saying the output was not saved whole, and the next turn works.
 func TestAttackSpillBounded(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, tc := range []struct {
 		name     string
@@ -97,6 +98,7 @@ func TestAttackSpillBounded(t *testing.T) {
 // bounded window and spills at most the spill caps — through the real
 // binary, the job's end waited for by the model.
 func TestAttackJobFloodBounded(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")

@@ -25,6 +25,7 @@ import (
 // out before the result was synced, and the result was lost in a third of
 // the trials.)
 func TestAttackShownResultIsDurable(t *testing.T) {
+	t.Parallel()
 	trials := 6
 	if os.Getenv("REEL_SOAK") == "1" {
 		trials = 50

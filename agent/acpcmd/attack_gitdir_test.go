@@ -169,6 +169,7 @@ const (
 // trick — must be refused, with the refusal saying why, and the user's
 // `git status` afterwards must run nothing of the model's.
 func TestAttackGitDirPlantsCode(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	before := gdRepo(t, ws)
@@ -257,6 +258,7 @@ func TestAttackGitDirPlantsCode(t *testing.T) {
 // TestAttackGitDirReadOnlyMode: read-only mode denies the same writes (it
 // denies every write).
 func TestAttackGitDirReadOnlyMode(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	before := gdRepo(t, ws)
@@ -282,6 +284,7 @@ func TestAttackGitDirReadOnlyMode(t *testing.T) {
 // one bash call escalated to danger-full-access and approved (allow_once)
 // may write .git, and the next unescalated call is confined again.
 func TestAttackGitDirEscalation(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, _ := awDirs(t)
 	gdRepo(t, ws)
@@ -309,6 +312,7 @@ func TestAttackGitDirEscalation(t *testing.T) {
 // the wrong thing. The denial must say a network connection was refused,
 // and a write outside the roots must still be reported as a write.
 func TestAttackNetworkOffDenialNamed(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -337,6 +341,7 @@ func TestAttackNetworkOffDenialNamed(t *testing.T) {
 // user's git in the workspace finds no repository of the model's, and the
 // model is told.
 func TestAttackGitDirCreated(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	x := filepath.Join(out, "X")

@@ -58,6 +58,7 @@ func hookRecords(t *testing.T, state, sid string) []string {
 // nothing outside, while it really ran; the hostile tool arguments reach
 // it as JSON data, never as shell text.
 func TestAttackHookCommandsAreConfined(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	const key = "sk-reel-hook-hunted-0123456789abcdef"
 	dir := t.TempDir()
@@ -135,6 +136,7 @@ echo HOOK-RAN >> hunt.txt`, outside)
 // an empty config, and plants project-local configs besides, still meets
 // the policy hook on its next call; the planted files run nothing.
 func TestAttackModelCannotRewriteItsHooks(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, state := workspace(t)
 	hooksFile := writeHooks(t, ws, map[string]string{
@@ -178,6 +180,7 @@ func TestAttackModelCannotRewriteItsHooks(t *testing.T) {
 // with no time limit of its own ends with the prompt's cancel — the
 // process is gone and the log still pairs its invocation.
 func TestAttackHookFloodAndHang(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	tok := fmt.Sprintf("reelhooktok%d", os.Getpid())
 	dir, ws, state := workspace(t)

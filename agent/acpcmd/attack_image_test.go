@@ -53,6 +53,7 @@ func pngHeader(w, h uint32) []byte {
 // the files: each call fails with a message naming the path, the key
 // appears nowhere, and the session answers a second turn.
 func TestAttackReadImage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -211,6 +212,7 @@ func (m *capturingModel) with(s string) []string {
 // from the store (with --debug-invariant rebuilding the request from the
 // log). Both stores keep the images in the same place.
 func TestImagesReachTheModel(t *testing.T) {
+	t.Parallel()
 	for _, store := range []string{"jsonl", "sqlite"} {
 		t.Run(store, func(t *testing.T) { imagesReachTheModel(t, store) })
 	}

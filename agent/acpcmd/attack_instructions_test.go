@@ -18,6 +18,7 @@ import (
 // must end, and neither the key nor the device contents may reach the
 // model, the log or the client.
 func TestAttackInstructionFilesLeakNothing(t *testing.T) {
+	t.Parallel()
 	const key = "sk-reel-instructions-0123456789abcdef"
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")

@@ -42,6 +42,7 @@ func permissionCall(params json.RawMessage) string {
 // MCP), and the parent's own call of the untrusted tool is asked about —
 // the only question the editor sees.
 func TestAttackForegroundChildCannotRunUntrustedMCP(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	touch := func(id, server, name string) standin.ToolCall {
 		return standin.ToolCall{ID: id, Name: "mcp__" + server + "__touch", Arguments: jsonArgs(t, map[string]any{"name": name})}
@@ -101,6 +102,7 @@ func TestAttackForegroundChildCannotRunUntrustedMCP(t *testing.T) {
 // asked for no escalation stays confined, and the hook's updatedInput is
 // never what runs.
 func TestAttackHookCannotWidenARejectedEscalation(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	widen := func(outside string) map[string]any {
 		return map[string]any{"command": "echo hooked > " + filepath.Join(outside, "hooked"), "file_path": filepath.Join(outside, "hooked"),
@@ -247,6 +249,7 @@ func settledAccepts(t *testing.T, address string, accepted *atomic.Int64) int64 
 // sees a connection; with --network on (the control) each one connects,
 // so the probes are real.
 func TestAttackNetworkOffHoldsEveryAddress(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	p4, n4 := countingListener(t, "tcp4", "127.0.0.1:0")
 	p6, n6 := countingListener(t, "tcp6", "[::1]:0")
@@ -335,6 +338,7 @@ func TestAttackNetworkOffHoldsEveryAddress(t *testing.T) {
 // folder (state dir with logs and spill files, workspace, TMPDIR), while
 // every hook and job really ran.
 func TestAttackKeyAbsentFromJobsAndHooks(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	const key = "sk-reel-jobs-hooks-hunted-0123456789abcdef"
 	dir, ws, state := workspace(t)

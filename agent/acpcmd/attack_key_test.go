@@ -18,6 +18,7 @@ import (
 // (raw or base64) appears in no tool output, no frame, no log and no file,
 // while the hunt really ran (its end marker reached the client).
 func TestAttackKeyUnreadableFromConfinedCommands(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	const key = "sk-reel-hunted-0123456789abcdef0123"
 	hunt := `

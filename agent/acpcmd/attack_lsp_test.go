@@ -127,6 +127,7 @@ func TestAttackLSPServerMisbehaves(t *testing.T) {
 // read or sent to a server; the server is not even started. A file
 // beneath the workspace is answered.
 func TestAttackLSPPathsOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	var outside string
 	prep := func(ws string) {
@@ -166,6 +167,7 @@ func TestAttackLSPPathsOutsideTheWorkspace(t *testing.T) {
 // would forge a result line naming a file the server chose — is shown
 // quoted on its one line.
 func TestAttackLSPForgedLocations(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	res, p, ws, _ := lspAttack(t, "forge", nil, nil, []standin.ToolCall{lspCall(t, "c1", "goToDefinition", "a.ts", 1, 14)})
 	want := "completed: /etc/passwd:1:7\n" +
@@ -184,6 +186,7 @@ func TestAttackLSPForgedLocations(t *testing.T) {
 // starts is refused by Landlock (it says so in its hover), and nothing is
 // written.
 func TestAttackLSPServerIsSandboxed(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	target := filepath.Join(t.TempDir(), "pwned")
 	res, p, ws, _ := lspAttack(t, "escape", []string{"LSP_STANDIN_ESCAPE=" + target}, nil, []standin.ToolCall{lspCall(t, "c1", "hover", "a.ts", 1, 14)})
@@ -201,6 +204,7 @@ func TestAttackLSPServerIsSandboxed(t *testing.T) {
 // so does reel's end — its exit, or SIGKILL, which gives reel no chance
 // to clean up (the sandbox supervisor sees reel's liveness pipe close).
 func TestAttackLSPServersDieWithTheSession(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, how := range []string{"session/close", "exit", "SIGKILL"} {
 		t.Run(strings.ReplaceAll(how, "/", "-"), func(t *testing.T) {
@@ -296,6 +300,7 @@ func TestLSPRealServersUnderTheSandbox(t *testing.T) {
 // bound is left at its 60 s default), the server is stopped, and the
 // session's next turn is answered.
 func TestAttackLSPCallIsCancellable(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, state := workspace(t)
 	if err := os.WriteFile(filepath.Join(ws, "a.ts"), []byte("export const answer = 42\n"), 0o644); err != nil {
@@ -337,6 +342,7 @@ func TestAttackLSPCallIsCancellable(t *testing.T) {
 // stopped at once (not left idling with its rights), and the next call
 // runs a server started again under read-only, which cannot write.
 func TestAttackLSPServerFollowsTheMode(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, state := workspace(t)
 	if err := os.WriteFile(filepath.Join(ws, "a.ts"), []byte("export const answer = 42\n"), 0o644); err != nil {

@@ -65,6 +65,7 @@ func logEvents(t *testing.T, state, sid string) []sessionlog.Event {
 // reads it from gets "is not set" every time, and the key is in no file
 // the session leaves behind.
 func TestAttackMCPServerNeverSeesTheKey(t *testing.T) {
+	t.Parallel()
 	const key = "sk-reel-mcp-hunted-0123456789abcdef"
 	dir, ws, state := workspace(t)
 	var calls []standin.ToolCall
@@ -111,6 +112,7 @@ func TestAttackMCPServerNeverSeesTheKey(t *testing.T) {
 // session remembers the answer (approval/asked and approval/decided in
 // its log).
 func TestAttackMCPCallsNeedTheUsersYes(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	touch := func(id, name string) standin.Response {
 		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: "mcp__t__touch", Arguments: jsonArgs(t, map[string]any{"name": name})}}}

@@ -23,6 +23,7 @@ import (
 // about, and the server receives exactly the bytes the permission
 // request's rawInput showed: the canonical encoding of the one parse.
 func TestAttackMCPArgumentsOneParse(t *testing.T) {
+	t.Parallel()
 	for _, trusted := range []bool{false, true} {
 		name := "untrusted"
 		if trusted {

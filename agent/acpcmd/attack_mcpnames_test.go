@@ -20,6 +20,7 @@ import (
 // asked (and, rejected, not run), never run on the first server's
 // approval.
 func TestAttackMCPNamesCannotInheritApproval(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name          string
 		first, second []map[string]any

@@ -129,6 +129,7 @@ sleep 0.2; echo started`, token)
 //     when the editor narrows the session to read-only;
 //   - the remaining jobs die when reel exits, and when reel is killed.
 func TestAttackProcessesDieWithTheirLimits(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range []string{"workspace-write", "read-only"} {
 		t.Run(mode, func(t *testing.T) {
@@ -198,6 +199,7 @@ func TestAttackProcessesDieWithTheirLimits(t *testing.T) {
 // double-forked children) still die, because their supervisor sees its
 // liveness pipe close.
 func TestAttackJobsDieWhenReelIsKilled(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	tok := fmt.Sprintf("reeltok%dkilled", os.Getpid())
 	dir := t.TempDir()

@@ -56,6 +56,7 @@ const readAttackMemory = 4 << 30
 // read has failed on its own: the turn ends "cancelled" and the session
 // still works.
 func TestAttackReadBoundedFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {

@@ -116,6 +116,7 @@ func undoEscapes(s string) string {
 // file under the run's directories, while the redacted errors do reach
 // the client.
 func TestAttackRedactEncodedKey(t *testing.T) {
+	t.Parallel()
 	k := attackKey
 	b64 := func(enc *base64.Encoding, before, after string) string {
 		return enc.EncodeToString([]byte(before + k + after))

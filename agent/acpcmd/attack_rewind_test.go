@@ -77,6 +77,7 @@ func rwCheckpoints(t *testing.T, state string) []sessionlog.CheckpointData {
 // replaces the links, never writes through them, and creates nothing
 // outside; the workspace is back as it was and the log lists the files.
 func TestAttackRewindWritesOnlyInside(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws, out := filepath.Join(dir, "ws"), filepath.Join(dir, "out")
 	rwFiles(t, ws, map[string]string{"notes.txt": "v1", "notes2.txt": "v2", "dir/c.txt": "c"})
@@ -131,6 +132,7 @@ func TestAttackRewindWritesOnlyInside(t *testing.T) {
 // (the store stays small), /checkpoints names it, and /undo of that turn
 // neither reads nor removes it.
 func TestAttackRewindHugeSparseFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	rwFiles(t, ws, map[string]string{"a.txt": "a1"})
@@ -175,6 +177,7 @@ func TestAttackRewindHugeSparseFile(t *testing.T) {
 // session logs which files were restored (from the restore's journal),
 // and a second /undo finishes the job.
 func TestAttackRewindKilledMidRestore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	state := filepath.Join(dir, "state")
@@ -257,6 +260,7 @@ func rwStartLoad(t *testing.T, dir, ws string) (*proc, string) {
 // restores the files of a finished session and takes the turn back, like
 // /rewind N.
 func TestRewindCommandLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	rwFiles(t, ws, map[string]string{"a.txt": "a-old"})
@@ -296,6 +300,7 @@ func TestRewindCommandLine(t *testing.T) {
 // the turns that ended by SEQ; it loads and continues on its own (its
 // first request holds turn 1 only), and the original still loads.
 func TestLogFork(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	state := filepath.Join(dir, "state")

@@ -19,6 +19,7 @@ import (
 // command's effect exists, and the job's notice enters the step after the
 // next (the reference's order).
 func TestAttackMissingSandboxRunner(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"read-only", "workspace-write"} {
 		t.Run(mode, func(t *testing.T) {
 			dir, ws, state := workspace(t)

@@ -17,6 +17,7 @@ import (
 // log are both refused with a message naming the state dir, both logs stay
 // intact, and the agent keeps serving (the turn ends normally).
 func TestAttackStateDirOutOfReach(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	home := t.TempDir()
 	state := filepath.Join(home, ".local", "state", "reel", "sessions")

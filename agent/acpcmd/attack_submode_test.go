@@ -162,6 +162,7 @@ func TestAttackBackgroundChildOutlivesNarrowedMode(t *testing.T) {
 // editor narrows the parent meanwhile. The child's job dies with the
 // switch, and the child's next calls, writing outside, are denied.
 func TestAttackForegroundChildOutlivesNarrowedMode(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range narrowings {
 		t.Run(string(mode), func(t *testing.T) {
@@ -215,6 +216,7 @@ func TestAttackForegroundChildOutlivesNarrowedMode(t *testing.T) {
 // open (its model call streams on). The editor narrows the parent: the
 // child's job, started under the wider mode, dies with the switch.
 func TestAttackChildJobOutlivesNarrowedMode(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range narrowings {
 		t.Run(string(mode), func(t *testing.T) {
@@ -251,6 +253,7 @@ func TestAttackChildJobOutlivesNarrowedMode(t *testing.T) {
 // it) and prompts it to write outside: its stored ancestors' modes still
 // bind it.
 func TestAttackChildLoadedAloneOutlivesNarrowedMode(t *testing.T) {
+	t.Parallel()
 	c := startBackgroundChild(t, true)
 	p := c.restart(t)
 	res, _ := p.call("session/load", map[string]any{"sessionId": c.childID, "cwd": c.ws, "mcpServers": []any{}})

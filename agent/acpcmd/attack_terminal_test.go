@@ -73,35 +73,65 @@ func vmHWM(t *testing.T, pid int) int64 {
 	return 0
 }
 
-// TestAttackTerminalFloodStaysBounded: a terminal prints 256 MiB without
-// a newline, then its marker. The send returns the output's tail with the
-// truncation marker, within the result bound; the scrollback keeps its
-// bound; and reel's peak memory stays far below what it was sent.
+// TestAttackTerminalFloodStaysBounded: a command floods a terminal with 256
+// MiB on one line. The send's result and a read's result stay within
+// their bound, end with the truncation marker, and keep the flood's tail;
+// reel's memory stays bounded.
+//
+// The flood takes a send of its own: a send waits at most SendTimeout (30
+// s of wall clock), and on a loaded 2-core machine the flood (256 MiB
+// through the PTY and reel's terminal emulator) can take longer — then the
+// send returns [wait: timeout] with the command still running, and the
+// model sends again, as a model would. Three further sends (an echo each,
+// typed ahead while the flood runs) give the flood four sends to end in
+// (it took three under four busy loops beside the usual load); the first
+// send that settles at the prompt holds the flood's tail.
 func TestAttackTerminalFloodStaysBounded(t *testing.T) {
+	// Not parallel: the flood is CPU-bound in a race-built reel.
 	needLandlock(t)
 	const flood = 256 << 20
 	dir, ws := termWorkspace(t)
-	p, sid := startTerminals(t, dir, ws, "workspace-write", &standin.Script{Responses: []standin.Response{
+	sends := []string{"flood"}
+	script := []standin.Response{
 		termCall(t, "open", "terminal_open", map[string]any{"type": "shell"}),
 		termSend(t, "flood", fmt.Sprintf(`head -c %d /dev/zero | tr '\0' x; echo; echo FLOOD_""DONE`, flood)),
+	}
+	for i := range 3 {
+		id := fmt.Sprintf("again%d", i+1)
+		sends = append(sends, id)
+		script = append(script, termSend(t, id, fmt.Sprintf(`echo AGAIN%d_""DONE`, i+1)))
+	}
+	script = append(script,
 		termCall(t, "read", "terminal_read", map[string]any{"sessionId": "pty-1", "count": 100000}),
-		{Text: "flooded"},
-	}})
+		standin.Response{Text: "flooded"})
+	p, sid := startTerminals(t, dir, ws, "workspace-write", &standin.Script{Responses: script})
 	stop, frames := p.prompt(sid, "flood a terminal")
 	if stop != "end_turn" {
 		t.Fatalf("stop %s", stop)
 	}
 	res := toolResults(frames)
-	sent, read := res["flood"], res["read"]
-	t.Logf("send result: %d bytes, ends %q", len(sent), sent[max(0, len(sent)-120):])
-	if !strings.HasPrefix(sent, "completed: ") || !strings.Contains(sent, "FLOOD_DONE") || !strings.Contains(sent, "[wait: stdin_read]") ||
-		!strings.HasSuffix(sent, "[output truncated]") {
-		t.Errorf("the flood's send did not settle at the prompt with its tail and the truncation marker: …%q", sent[max(0, len(sent)-200):])
-	}
 	const resultBound = 64 << 10
-	if len(sent) > resultBound+len("completed: ") {
-		t.Errorf("send result is %d bytes, over the %d-byte bound", len(sent), resultBound)
+	settled := ""
+	for _, id := range sends {
+		r := res[id]
+		t.Logf("send %s result: %d bytes, ends %q", id, len(r), r[max(0, len(r)-120):])
+		if !strings.HasPrefix(r, "completed: ") || len(r) > resultBound+len("completed: ") {
+			t.Errorf("send %s: result of %d bytes (bound %d), ends %q", id, len(r), resultBound, r[max(0, len(r)-120):])
+		}
+		if settled == "" && strings.Contains(r, "[wait: stdin_read]") {
+			settled = id
+			if !strings.Contains(r, "FLOOD_DONE") || !strings.HasSuffix(r, "[output truncated]") {
+				t.Errorf("the send %s settled at the prompt without the flood's tail and the truncation marker: …%q", id, r[max(0, len(r)-200):])
+			}
+		}
 	}
+	if last := res[sends[len(sends)-1]]; settled == "" {
+		t.Fatalf("no send settled at the prompt after the flood: …%q", last[max(0, len(last)-200):])
+	}
+	if sent := res[sends[0]]; !strings.HasSuffix(sent, "[output truncated]") {
+		t.Errorf("the flood's send does not end with the truncation marker: …%q", sent[max(0, len(sent)-200):])
+	}
+	read := res["read"]
 	if len(read) > resultBound+len("completed: ") || !strings.HasSuffix(read, "[output truncated]") {
 		t.Errorf("read result is %d bytes (bound %d), ends %q", len(read), resultBound, read[max(0, len(read)-80):])
 	}
@@ -202,6 +232,7 @@ func TestAttackTerminalDiesWhenReelIsKilled(t *testing.T) {
 // terminal's shell writes inside the workspace but not beside it, not
 // through a symbolic link, and not into the workspace's .git.
 func TestAttackTerminalWritesOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws := termWorkspace(t)
 	outside := filepath.Join(dir, "outside")
@@ -252,6 +283,7 @@ func TestAttackTerminalWritesOutsideTheWorkspace(t *testing.T) {
 // (it was opened wider than the session now runs), the model's next calls
 // find it gone, and a terminal opened after the switch cannot write.
 func TestAttackTerminalOpenedBeforeANarrowing(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	tok := fmt.Sprintf("reeltok%dtermnarrow", os.Getpid())
 	dir, ws := termWorkspace(t)

@@ -18,6 +18,7 @@ import (
 // cookie, no authorization, not the model key in any header or in the
 // URL; and it cannot reach the cloud metadata service.
 func TestAttackWebFetchCarriesNothing(t *testing.T) {
+	t.Parallel()
 	const key = "sk-reel-webfetch-0123456789abcdef01"
 	var mu sync.Mutex
 	var seen []string
@@ -90,6 +91,7 @@ func TestAttackWebFetchCarriesNothing(t *testing.T) {
 // agent; the model's attempt to load it fails, and a real skill beside
 // them still loads.
 func TestAttackSkillFilesLeakNothing(t *testing.T) {
+	t.Parallel()
 	const key = "sk-reel-skill-0123456789abcdef0123"
 	dir := t.TempDir()
 	ws, state := filepath.Join(dir, "ws"), filepath.Join(dir, "state")

@@ -27,6 +27,7 @@ func tiocsti(path, label string) string {
 // (the attack is real), but from the model's bash — through /dev/tty or the
 // terminal's /dev/pts path — it fails in both confining modes.
 func TestAttackNoTerminalInjection(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	_, slave, ptsPath := ptytest.Open(t)
 	control, err := exec.Command("bash", "-c", tiocsti(ptsPath, "control")).CombinedOutput()

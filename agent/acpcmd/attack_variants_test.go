@@ -23,6 +23,7 @@ import (
 // confined command or a file tool must plant a skill in none of them,
 // whether the folder existed when the command started or not.
 func TestAttackVariantSkillRoots(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, _ := awDirs(t)
 	tidy := filepath.Join(ws, ".claude", "skills", "tidy", "SKILL.md")
@@ -71,6 +72,7 @@ func TestAttackVariantSkillRoots(t *testing.T) {
 // the file tools (writing HEAD directly, or through a link made earlier)
 // may turn the workspace root into a git directory.
 func TestAttackVariantBareRoot(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("git is needed for this attack test: %v", err)
@@ -128,6 +130,7 @@ func TestAttackVariantBareRoot(t *testing.T) {
 // with EACCES and no listener sees a connection, over IPv4 and IPv6, in
 // both confining modes; with the network on (the control) it connects.
 func TestAttackVariantNetworkOffFastOpen(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	p4, n4 := countingListener(t, "tcp4", "127.0.0.1:0")
 	p6, n6 := countingListener(t, "tcp6", "[::1]:0")
@@ -183,6 +186,7 @@ func TestAttackVariantNetworkOffFastOpen(t *testing.T) {
 // then prompts the child to write outside. The parent's narrowing must
 // bind the child already loaded.
 func TestAttackVariantChildLoadedBeforeParentNarrowed(t *testing.T) {
+	t.Parallel()
 	c := startBackgroundChild(t, false)
 	p := c.restart(t)
 	p.call("session/load", map[string]any{"sessionId": c.childID, "cwd": c.ws, "mcpServers": []any{}})
@@ -200,6 +204,7 @@ func TestAttackVariantChildLoadedBeforeParentNarrowed(t *testing.T) {
 // the network off the connection must fail, in both confining modes; with
 // it on (the control) it succeeds.
 func TestAttackVariantNetworkOffListen(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, c := range []struct{ mode, network string }{{"read-only", "off"}, {"workspace-write", "off"}, {"workspace-write", "on"}} {
 		t.Run(c.mode+"/network "+c.network, func(t *testing.T) {

@@ -90,6 +90,7 @@ func shownText(result string) string {
 // (the buffer was read, then the mode confines writes to the disk), it
 // must be refused until the file is read again, and nothing may change.
 func TestAttackReadsAndWritesAgree(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	const (
 		disk   = "shared line\ndisk only\n"

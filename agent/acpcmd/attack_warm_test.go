@@ -77,6 +77,7 @@ const warmSupervisorLine = `echo "SUP: $(tr '\0' ' ' < /proc/$PPID/cmdline)"`
 // stopped one costs the next call a cold start, and that call is as
 // confined as ever. Every warm supervisor ends with reel.
 func TestAttackWarmSupervisor(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	for _, mode := range []string{"read-only", "workspace-write"} {
 		t.Run(mode, func(t *testing.T) {
@@ -122,6 +123,7 @@ func TestAttackWarmSupervisor(t *testing.T) {
 // workspace, and workspace-write after read-only must (a command
 // confined narrower than its mode is a bug too, if not an escape).
 func TestAttackWarmModeSwitch(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, _ := awDirs(t)
 	url, _ := standinURL(t, &standin.Script{Responses: []standin.Response{
@@ -185,6 +187,7 @@ func TestAttackWarmModeSwitch(t *testing.T) {
 // runs at the user's next git status). Cold (first call) and warm alike,
 // .git must stay as it was.
 func TestAttackWorkdirInsideGit(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, _ := awDirs(t)
 	before := gdRepo(t, ws)

@@ -54,6 +54,7 @@ func recordingProxy(t *testing.T) (url string, contacted func() []string) {
 // and the model never reads what the proxy would have answered. A local
 // page stays fetchable with the same environment.
 func TestAttackWebFetchRefusedWhateverTheRoute(t *testing.T) {
+	t.Parallel()
 	proxyURL, contacted := recordingProxy(t)
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")

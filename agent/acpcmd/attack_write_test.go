@@ -96,6 +96,7 @@ func awDirs(t *testing.T) (dir, ws, out string) {
 // which the kernel resolves through sub to OUT/a/x. The write must fail
 // and OUT/a/x must not exist.
 func TestAttackWriteDanglingChain(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	sub := filepath.Join(out, "a", "b")
@@ -213,6 +214,7 @@ n=0; while [ ! -e stop ] && [ $SECONDS -lt $end ]; do ln -sfn "$out" d; ln -sfn 
 // a link to an outside directory. write and edit through them are refused
 // with the read-only marker and nothing outside changes.
 func TestAttackWriteReadOnlyPlantedLinks(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	dir, ws, out := awDirs(t)
 	victim := filepath.Join(out, "victim.txt")

@@ -20,6 +20,7 @@ const hangOverride = `[{"kind":"hang","chunks":[{"type":"block-start","index":0,
 // fragment), and a valid request sent right after it is answered: the
 // process keeps serving. stdout carries nothing but JSON-RPC frames.
 func TestBadInputKeepsServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -173,6 +174,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 // (or a bad override) exits non-zero before serving, with one clear line
 // on stderr naming the file and the line or seq, and nothing on stdout.
 func TestReplayRefusesBadLogs(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile(fixture(t, "text-turn", "session.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 // on, alternating. It logs each round and the medians (BENCHMARKS.md,
 // checkpoint section).
 func TestCheckpointTurnCost(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("REEL_BENCH_CHECKPOINTS") != "1" {
 		t.Skip("a measurement: REEL_BENCH_CHECKPOINTS=1 runs it")
 	}

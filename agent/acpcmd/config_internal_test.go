@@ -9,6 +9,7 @@ import (
 // TestFlagsReachTheEngine: every behaviour flag of reel acp ends up in the
 // engine configuration (they were once parsed and then dropped).
 func TestFlagsReachTheEngine(t *testing.T) {
+	t.Parallel()
 	env := IO{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }}
 	o, err := parse([]string{"--state-dir", "/s/sessions", "--inline-bytes", "800", "--instruction-root-markers", ".git,.hg",
 		"--no-instructions", "--no-read-guard", "--no-repeat-reminders", "--glob-max-results", "4", "--glob-sample", "--glob-no-spill",

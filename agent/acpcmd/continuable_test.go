@@ -69,6 +69,7 @@ func turnEnds(t *testing.T, events []sessionlog.Event) []string {
 // children (its own, a path) are refused. Both logs keep every turn, and
 // `reel log verify` accepts the pair.
 func TestBackgroundSubagentContinued(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	notice := &standin.Expect{LastUserContains: "finished and will do no further work unless you send it more."}
 	script := &standin.Script{Responses: []standin.Response{

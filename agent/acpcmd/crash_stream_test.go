@@ -19,6 +19,7 @@ import (
 // interrupted, the log verifies, and a next prompt's request, rebuilt from
 // the log under --debug-invariant, goes out and ends its turn.
 func TestStreamedAnswerCrashRepair(t *testing.T) {
+	t.Parallel()
 	srv := &sseServer{endless: true, onlyFirst: true}
 	url := serveSSE(t, srv)
 	dir, ws, state := workspace(t)

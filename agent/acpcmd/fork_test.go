@@ -38,6 +38,7 @@ func forkUserTexts(frames []frame) string {
 // with their own history. Anchors that are not a message id of the
 // session are refused with invalid params, and nothing is created.
 func TestForkSessionAtMessage(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	rwFiles(t, ws, map[string]string{"a.txt": "a"})
@@ -155,6 +156,7 @@ func hasEndSeed(events []sessionlog.Event) bool {
 // TestForkSessionBusy: a session running a prompt is not forked (its
 // history is still being written): invalid params saying it is busy.
 func TestForkSessionBusy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	rwFiles(t, ws, map[string]string{"a.txt": "a"})

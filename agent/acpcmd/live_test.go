@@ -27,6 +27,7 @@ const liveScript = `{ "responses": [
 // the in-process stand-in, the log is written, and no lock file is left
 // behind after the clean exit.
 func TestStandinLiveSession(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -119,6 +120,7 @@ func (rs *recordingServer) requests() []string {
 // TestLoopbackBaseURLNeedsNoKey: a --base-url on 127.0.0.1 (or localhost)
 // serves prompts without any key variable, sending a placeholder key.
 func TestLoopbackBaseURLNeedsNoKey(t *testing.T) {
+	t.Parallel()
 	for _, host := range []string{"127.0.0.1", "localhost"} {
 		t.Run(host, func(t *testing.T) {
 			rs := newRecordingServer(t, `{"responses":[{"text":"LOCAL_OK"}]}`, nil)
@@ -207,6 +209,7 @@ func TestFailingEndpointRetries(t *testing.T) {
 // the caller's mistake (invalid params naming the id), not an internal
 // error, and the existing log is left as it was.
 func TestSessionIDReuse(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	fx := fixture(t, "text-turn", "session.jsonl")
@@ -238,6 +241,7 @@ func TestSessionIDReuse(t *testing.T) {
 // TestHelp: -h and --help print the summary, the flags, the environment
 // and an example on stdout and exit 0.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"-h", "--help"} {
 		t.Run(arg, func(t *testing.T) {
 			cmd := exec.Command(reelExe, "acp", arg)

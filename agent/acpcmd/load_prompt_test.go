@@ -45,6 +45,7 @@ func userBlocks(t *testing.T, frames []frame) []string {
 // read. When the stored image is gone, the load still succeeds and says
 // what the image was instead.
 func TestLoadRetellsPromptsAsSent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, store string
 		lose        bool // delete the stored image before the load

@@ -16,6 +16,7 @@ import (
 // history streams back before the session/load answer, and the next
 // prompt's step writes a resume header.
 func TestLoadInFreshProcess(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {

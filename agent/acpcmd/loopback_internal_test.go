@@ -8,6 +8,7 @@ import (
 // TestLoopbackURL: only loopback hosts (127.0.0.0/8, ::1, localhost) are
 // exempt from the key; a relative or host-less URL is a usage error.
 func TestLoopbackURL(t *testing.T) {
+	t.Parallel()
 	for base, want := range map[string]bool{
 		"http://127.0.0.1:8080/v1":  true,
 		"http://127.3.4.5/v1":       true,

@@ -37,7 +37,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	args := []string{"build", "-o", reelExe}
+	// Without the symbol table and DWARF, linking takes about half the
+	// CPU time; a race report or a panic still names functions and lines
+	// (from the runtime's own tables).
+	args := []string{"build", "-ldflags=-s -w", "-o", reelExe}
 	if raceBuild {
 		// A data race in reel exits it with status 66 and a report on
 		// stderr: the test driving it fails.

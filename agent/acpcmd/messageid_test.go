@@ -45,6 +45,7 @@ func oneID(t *testing.T, what string, ids []string) string {
 // same live and when a fresh process loads the session; the loaded user
 // message has an id of its own; the next answer a new one.
 func TestMessageIDsStable(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	p1 := surfaceProc(t, dir, state, nil, "one two three four")
 	p1.initialize()

@@ -15,6 +15,7 @@ import (
 // model), logs the choice and a change header, survives a restart, and a
 // model not offered is invalid params.
 func TestModelPicker(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{Text: "one", Expect: &standin.Expect{Model: "small"}},

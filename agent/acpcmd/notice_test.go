@@ -45,6 +45,7 @@ func updatesOf(t *testing.T, frames []frame) []surfaceUpdate {
 // (completed, same id) to a client that advertises session.compaction,
 // and as agent text otherwise.
 func TestNoticesAndCompactionByCapability(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		caps map[string]any
@@ -120,6 +121,7 @@ func TestNoticesAndCompactionByCapability(t *testing.T) {
 // (one id, in that order, before the step's answer); to a client that
 // shows notices only as an info notice; to a legacy client as a thought.
 func TestAutoCompactionByCapability(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		caps map[string]any

@@ -21,6 +21,7 @@ func getenv(env map[string]string) func(string) string {
 // TestRunRefusesBadFlags runs acpcmd.Run in process: bad flags fail before
 // anything is served, with nothing on stdout.
 func TestRunRefusesBadFlags(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		args      []string
@@ -62,6 +63,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 }
 
 func TestDefaultStateDir(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -86,6 +88,7 @@ func TestDefaultStateDir(t *testing.T) {
 // authenticate fail with ACP auth-required (-32000) naming it, while an
 // existing session still loads.
 func TestRunWithoutKey(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		provider, keyVar string
 	}{

@@ -21,6 +21,7 @@ import (
 // stderr and no file the runs left behind, while the tool output itself
 // (a canary variable) does reach the log and the client.
 func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
 	const (
 		key    = "sk-reel-fake-0123456789abcdef"
 		canary = "REEL_TEST_CANARY=visible-canary-42"

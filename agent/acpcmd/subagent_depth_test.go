@@ -19,6 +19,7 @@ import (
 // to delegate once more, with the limit at 1 (the reference's acp-agent
 // composition, reel's default) and at 2 (its depth-two overlay).
 func TestSubagentDepthRules(t *testing.T) {
+	t.Parallel()
 	for _, limit := range []int{1, 2} {
 		t.Run(fmt.Sprintf("maxDepth %d", limit), func(t *testing.T) {
 			dir, ws, state := workspace(t)

@@ -21,6 +21,7 @@ import (
 // (the depth limit's refusal); a fork cannot run in the background (the
 // reference's refusal).
 func TestSubagents(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	call := func(id, tool string, args map[string]any) standin.Response {
 		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: tool, Arguments: jsonArgs(t, args)}}}
@@ -113,6 +114,7 @@ func TestSubagents(t *testing.T) {
 // result, the child's turn is closed as interrupted), and the parent's
 // call and result still pair.
 func TestSubagentKilledMidChild(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{{ID: "p1", Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": "Hang", "prompt": "Take forever."})}}},
@@ -190,6 +192,7 @@ func TestSubagentKilledMidChild(t *testing.T) {
 // prompt ends the child's turn too (aborted), the parent's call gets the
 // cancelled result, and the prompt answers cancelled.
 func TestSubagentCancelledWithItsParent(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	script := &standin.Script{Responses: []standin.Response{
 		{ToolCalls: []standin.ToolCall{{ID: "p1", Name: "subagent", Arguments: jsonArgs(t, map[string]any{"description": "Hang", "prompt": "Take forever."})}}},
@@ -337,6 +340,7 @@ func TestSubagentsInParallel(t *testing.T) {
 // untrusted one's are refused), over the parent's connection, which
 // outlives the child.
 func TestSubagentUsesTheParentsMCPServers(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	echo := func(id, server, text string) standin.Response {
 		return standin.Response{ToolCalls: []standin.ToolCall{{ID: id, Name: "mcp__" + server + "__echo", Arguments: jsonArgs(t, map[string]any{"text": text})}}}
@@ -389,6 +393,7 @@ func TestSubagentUsesTheParentsMCPServers(t *testing.T) {
 // asked (a child never asks anyone), nothing is written outside, and the
 // child cannot reach the model key either.
 func TestAttackSubagentCannotWidenItsScope(t *testing.T) {
+	t.Parallel()
 	needLandlock(t)
 	const key = "sk-reel-subagent-hunted-0123456789abcdef"
 	dir, ws, state := workspace(t)

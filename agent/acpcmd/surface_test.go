@@ -50,6 +50,7 @@ func (p *proc) callErr(method string, params any) (int, string) {
 // session comes right after the answer that gives the client its id
 // (session/new, session/load, session/resume), never before it.
 func TestCommandsFollowTheSessionAnswer(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	p1 := surfaceProc(t, dir, state, nil, "OK")
 	p1.initialize()
@@ -103,6 +104,7 @@ func TestCommandsFollowTheSessionAnswer(t *testing.T) {
 // prompt continues it (the model sees the earlier turn); an unknown or
 // path-like id is invalid params.
 func TestResumeSession(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	p1 := surfaceProc(t, dir, state, nil, "OK")
 	p1.initialize()
@@ -194,6 +196,7 @@ func listPage(t *testing.T, p *proc, cwd, cursor string) ([]string, string) {
 // even when sessions are created between pages; a cursor reel did not
 // make is invalid params naming the cursor.
 func TestListSessionsPages(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	p := surfaceProc(t, dir, state, []string{"--list-page-size", "2"})
 	p.initialize()
@@ -268,6 +271,7 @@ func count(list []string, s string) int {
 // closed session's log goes, and the image objects only it referred to go
 // with it, while an object another session shares stays.
 func TestDeleteSessionUnderAttack(t *testing.T) {
+	t.Parallel()
 	dir, ws, state := workspace(t)
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		t.Fatal(err)

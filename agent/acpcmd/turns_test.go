@@ -121,6 +121,7 @@ func responseOrder(p *proc, ids ...json.RawMessage) ([]string, map[string]frame)
 // Before the queue: the second prompt was answered -32600 "session … is
 // busy with another prompt; cancel it or wait".
 func TestQueuedPromptsRunInOrder(t *testing.T) {
+	t.Parallel()
 	script := &standin.Script{Responses: []standin.Response{
 		gatedTurn(t),
 		{Text: "one"},
@@ -151,6 +152,7 @@ func TestQueuedPromptsRunInOrder(t *testing.T) {
 // and every prompt queued before it (answered "cancelled", never run, not
 // on the log); a prompt sent after the cancel runs.
 func TestCancelCancelsQueuedPrompts(t *testing.T) {
+	t.Parallel()
 	script := &standin.Script{Responses: []standin.Response{
 		gatedTurn(t),
 		{Text: "after", Expect: &standin.Expect{LastUserContains: "later"}},
@@ -177,6 +179,7 @@ func TestCancelCancelsQueuedPrompts(t *testing.T) {
 // running turn is not disturbed. A client cannot send the internal
 // queued-prompt method itself.
 func TestPromptQueueBounded(t *testing.T) {
+	t.Parallel()
 	script := &standin.Script{Responses: []standin.Response{gatedTurn(t), {Text: "done"}}}
 	p, ws, _, sid := turnsProc(t, script)
 	first := p.request("session/prompt", promptParams(sid, "first"))
@@ -211,6 +214,7 @@ func TestPromptQueueBounded(t *testing.T) {
 // an idle session it is refused, or answered promptRequired when the
 // client asks so; malformed requests are invalid params.
 func TestSteeringEntersTheRunningTurn(t *testing.T) {
+	t.Parallel()
 	script := &standin.Script{Responses: []standin.Response{
 		gatedTurn(t),
 		{Text: "steered", Expect: &standin.Expect{LastUserContains: "use tabs"}},
@@ -320,6 +324,7 @@ func usageOf(t *testing.T, frames []frame) []map[string]any {
 // a tool call's final update carries rawOutput. A price file that does
 // not parse stops reel at start with an error naming it.
 func TestCostAndTurnUsage(t *testing.T) {
+	t.Parallel()
 	usage := &standin.Usage{PromptTokens: 1000, CompletionTokens: 500, CacheHitTokens: 200}
 	for _, tc := range []struct {
 		name, prices string
@@ -463,6 +468,7 @@ func configUpdates(t *testing.T, frames []frame) []map[string]string {
 // header as a "change". Bad option ids and values are invalid params
 // naming what is offered.
 func TestConfigOptions(t *testing.T) {
+	t.Parallel()
 	script := &standin.Script{Responses: []standin.Response{{Text: "one"}}}
 	dir, ws, state := workspace(t)
 	url, _ := standinURL(t, script)

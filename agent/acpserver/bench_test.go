@@ -57,7 +57,7 @@ func benchTurns(b *testing.B, script []replay.Entry) {
 
 // benchSession connects an SDK client to srv over io.Pipe, initializes
 // and opens a session whose cwd (dir/cwd) holds f.txt.
-func benchSession(b *testing.B, srv *acpserver.Server, dir string) (conn *acp.ClientSideConnection, cwd string, sid acp.SessionId) {
+func benchSession(b testing.TB, srv *acpserver.Server, dir string) (conn *acp.ClientSideConnection, cwd string, sid acp.SessionId) {
 	b.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()

@@ -82,7 +82,12 @@ func (u updates) Thought(ctx context.Context, text string) {
 }
 
 // ToolStart implements agent.Updates: a pending tool_call.
-func (u updates) ToolStart(ctx context.Context, c agent.ToolCall) { u.send(ctx, toolStartUpdate(c)) }
+func (u updates) ToolStart(ctx context.Context, c agent.ToolCall) {
+	if u.retellToolStart(ctx, c) {
+		return
+	}
+	u.send(ctx, toolStartUpdate(c))
+}
 
 // toolStartUpdate is the tool_call of a call starting.
 func toolStartUpdate(c agent.ToolCall) acp.SessionUpdate {

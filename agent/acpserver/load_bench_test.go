@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
@@ -78,7 +79,11 @@ func BenchmarkLoadSession(b *testing.B) {
 				srv := mk()
 				b.StartTimer()
 				before := processCPU(b)
-				frames = rawLoad(b, srv, string(sid), cwd)
+				// Labelled, so a CPU profile of the benchmark can be cut to
+				// the loads (go tool pprof -tagfocus phase=load).
+				pprof.Do(ctx, pprof.Labels("phase", "load"), func(context.Context) {
+					frames = rawLoad(b, srv, string(sid), cwd)
+				})
 				cpu += processCPU(b) - before
 			}
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")

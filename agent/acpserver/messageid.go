@@ -58,6 +58,22 @@ func (srv *Server) messageID(session, role string) *string {
 	return &id
 }
 
+// currentMessageID is messageID without the copy: the id, and false when
+// none was named.
+func (srv *Server) currentMessageID(session, role string) (string, bool) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	m := srv.messages[session]
+	if m == nil {
+		return "", false
+	}
+	id := m.assistant
+	if role == "user" {
+		id = m.user
+	}
+	return id, id != ""
+}
+
 // forgetMessages drops session's message ids (the session was closed).
 func (srv *Server) forgetMessages(session string) {
 	srv.mu.Lock()

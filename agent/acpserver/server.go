@@ -53,6 +53,9 @@ type Server struct {
 	eng  *agent.Engine
 	log  *slog.Logger
 	conn *acp.AgentSideConnection
+	// decodedRetell turns off the frames written straight from a log's
+	// bytes (retellframe.go): tests hold the two ways to each other.
+	decodedRetell bool
 	// out writes whole frames to the client (session/update frames are
 	// encoded by the server itself: updateframe.go).
 	out *lockedWriter

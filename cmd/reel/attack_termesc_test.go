@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -222,32 +221,8 @@ func startACPLogging(t *testing.T, stateDir, baseURL string, stderr io.Writer) *
 		"--base-url", baseURL, "--mode", "danger-full-access", "--log-level", "debug")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + stateDir, "DEEPSEEK_API_KEY=standin"}
 	cmd.Stderr = stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := runACP(t, cmd)
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	p := &acpProc{cmd: cmd, in: in, lines: make(chan []byte, 1024)}
-	go func() {
-		r := bufio.NewReader(out)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				p.lines <- line
-			}
-			if err != nil {
-				close(p.lines)
-				return
-			}
-		}
-	}()
 	return p
 }
 

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	reelBin = filepath.Join(dir, "reel")
-	if out, err := exec.Command("go", "build", "-o", reelBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-ldflags=-s -w", "-o", reelBin, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build reel: %v\n%s", err, out)
 		os.Exit(1)
 	}

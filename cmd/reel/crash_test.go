@@ -33,17 +33,31 @@ func startACP(t *testing.T, stateDir, baseURL string) *acpProc {
 	cmd := exec.Command(reelBin, "acp", "--state-dir", stateDir, "--provider", "deepseek", "--model", "standin",
 		"--base-url", baseURL, "--mode", "danger-full-access", "--log-level", "error")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + stateDir, "DEEPSEEK_API_KEY=standin"}
+	return runACP(t, cmd)
+}
+
+// runACP starts cmd, a reel acp command, and reads its stdout line by line
+// into lines until the end. Not cmd.StdoutPipe: Wait closes that pipe's
+// read end at exit and drops the frames not read yet; this read end is
+// closed by the reader at the end of the output, or by the test's cleanup.
+func runACP(t *testing.T, cmd *exec.Cmd) *acpProc {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := cmd.StdoutPipe()
+	out, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	_ = w.Close()
+	if err != nil {
+		_ = out.Close()
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = out.Close() })
 	p := &acpProc{cmd: cmd, in: in, lines: make(chan []byte, 1024)}
 	go func() {
 		r := bufio.NewReader(out)

@@ -28,6 +28,9 @@ func countCalls(events []sessionlog.Event, valid func(seq int) bool) (int, error
 	n := 0
 	open := false
 	var turn, step int
+	// One head for every chunk: the decode's fallback takes its address,
+	// which would put a head per chunk on the heap.
+	var d chunkHead
 	for i := range events {
 		e := &events[i]
 		switch e.Type {
@@ -48,7 +51,7 @@ func countCalls(events []sessionlog.Event, valid func(seq int) bool) (int, error
 			}
 			n++
 		case sessionlog.TypeAssistantChunk:
-			var d chunkHead
+			d = chunkHead{}
 			var ok bool
 			if valid(e.Seq) {
 				d.Turn, d.Step, d.Chunk.Type, ok = sessionlog.ChunkHeadValid(e.Data)
