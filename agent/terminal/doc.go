@@ -28,8 +28,14 @@
 // [Sanitizer]: escape sequences (CSI, OSC, two-byte escapes) are removed,
 // CR LF and a lone CR become LF, BEL is dropped; everything else is kept as
 // printed, as the reference keeps it. The shell's prompt is reel's own
-// (PS1 `reel> `), preceded by the private OSC 133;D marker that
-// PROMPT_COMMAND prints, by which a send knows the shell is back.
+// (PS1 `reel> `), preceded by the private marker PROMPT_COMMAND prints,
+// OSC `133;D;STATUS;NONCE` with a random nonce per terminal, by which a
+// send knows the shell is back; like every escape sequence it is removed
+// before anything is stored. Output that imitates it without the nonce
+// (a log of another terminal, a command) is not taken for it, and one
+// that carries it (the model can read PROMPT_COMMAND) still ends no send
+// early: the marker counts only when the shell itself then sleeps in its
+// read of the terminal.
 //
 // Memory is bounded per terminal: the scrollback keeps the newest
 // [ScrollbackBytes] bytes and the newest [ScrollbackLines] lines (older
@@ -43,7 +49,18 @@
 // return) and waits until the shell is back at its prompt or a program
 // waits for input (wait reason stdin_read), the output went silent
 // (inferred_idle), [SendTimeout] passed (timeout), or the shell exited
-// (session_exit). Cancelling the call sends SIGINT to the foreground
+// (session_exit). The shell is back, at once and without waiting on
+// silence, when the nonce marker and the prompt are the last output, the
+// PTY's foreground is the shell, and the shell sleeps in its read of the
+// terminal with no input queued and all its output read (a poll of the
+// master, which moves the kernel's flip buffer, finds nothing and no
+// read is in flight). A program waiting for input is seen in /proc,
+// asleep in a read of the terminal with all output read: at once when the
+// send's input is known to be taken (a reader of the terminal read since
+// the write, nothing queued, line mode), otherwise after probeAfter, twice
+// pollInterval apart after pollInterval of silence. A send looks when output arrives, when the shell exits, and
+// when its next look is due; looks at /proc, which has no event, are
+// spaced from 200µs doubling to pollInterval while nothing is printed. Cancelling the call sends SIGINT to the foreground
 // process group. One send runs at a time per terminal. With
 // run_in_background the send is a job of the session's table (kind
 // pty-send): job_output reads its output as it comes, job_kill interrupts

@@ -1,8 +1,22 @@
 package terminal
 
-// promptMarker is the content of the private OSC sequence PROMPT_COMMAND
-// prints before every prompt (the exit status follows it).
+import (
+	"bytes"
+	"crypto/subtle"
+)
+
+// promptMarker starts the content of the private OSC sequence
+// PROMPT_COMMAND prints before every prompt: `133;D;STATUS;NONCE`, the
+// command's exit status and the terminal's nonce (see [Sanitizer.Nonce]).
 const promptMarker = "133;D;"
+
+// maxOSC bounds what of one OSC sequence's content the sanitizer keeps to
+// recognize a marker: the prefix, a status of up to 3 digits, a separator
+// and a nonce of up to maxNonce bytes.
+const (
+	maxNonce = 64
+	maxOSC   = len(promptMarker) + 3 + 1 + maxNonce
+)
 
 // Prompt is the shell's prompt (PS1).
 const Prompt = "reel> "
@@ -13,10 +27,17 @@ const Prompt = "reel> "
 // holds no more than a few bytes between chunks, however long a sequence
 // runs. The zero value is ready to use; it is not safe for concurrent use.
 type Sanitizer struct {
+	// Nonce, when set, is the terminal's secret part of the prompt
+	// marker: only an OSC `133;D;STATUS;NONCE` counts as one, so output
+	// that prints a marker without it (a log of another terminal, a
+	// command imitating the shell) does not. Unset, any OSC starting
+	// `133;D;` counts. It is at most 64 bytes.
+	Nonce string
+
 	state   sanState
-	osc     [len(promptMarker)]byte // the start of the OSC content
-	oscN    int
-	pending bool // a CR ended the previous chunk
+	osc     [maxOSC]byte // the start of the OSC content
+	oscN    int          // bytes of it kept; maxOSC+1: too long to be a marker
+	pending bool         // a CR ended the previous chunk
 	// tail is what was printed since the last prompt marker, up to
 	// len(Prompt)+1 bytes.
 	tail   []byte
@@ -80,7 +101,7 @@ func (s *Sanitizer) Push(chunk []byte) (text []byte, prompt bool) {
 		case sOSC, sOSCEsc:
 			switch {
 			case b == 0x07 || s.state == sOSCEsc && b == '\\':
-				if s.oscN == len(promptMarker) && string(s.osc[:]) == promptMarker {
+				if s.oscN <= maxOSC && s.isMarker(s.osc[:s.oscN]) {
 					prompt, s.marked, s.tail = true, true, s.tail[:0]
 				}
 				s.state = sText
@@ -91,13 +112,36 @@ func (s *Sanitizer) Push(chunk []byte) (text []byte, prompt bool) {
 				if s.oscN < len(s.osc) {
 					s.osc[s.oscN] = b
 					s.oscN++
-				} else if string(s.osc[:]) != promptMarker {
-					s.oscN = len(s.osc) + 1 // not the marker; keep discarding
+				} else {
+					s.oscN = len(s.osc) + 1 // too long for the marker; keep discarding
 				}
 			}
 		}
 	}
 	return out, prompt
+}
+
+// isMarker reports whether an OSC's content is the prompt marker: the
+// prefix, an exit status of digits and, when the sanitizer has a nonce,
+// `;NONCE` after it.
+func (s *Sanitizer) isMarker(content []byte) bool {
+	rest, ok := bytes.CutPrefix(content, []byte(promptMarker))
+	if !ok {
+		return false
+	}
+	if s.Nonce == "" {
+		return true
+	}
+	status, nonce, ok := bytes.Cut(rest, []byte{';'})
+	if !ok || len(status) == 0 || len(status) > 3 {
+		return false
+	}
+	for _, c := range status {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return subtle.ConstantTimeCompare(nonce, []byte(s.Nonce)) == 1
 }
 
 // AtPrompt reports whether a prompt marker was seen and exactly the prompt

@@ -2,8 +2,11 @@ package terminal
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -96,6 +99,8 @@ type SendResult struct {
 	Status Status
 	// Truncated reports output dropped from the viewport or scrollback.
 	Truncated bool
+	// by is how the send settled (the by constants).
+	by string
 }
 
 // ReadResult is one page of the scrollback.
@@ -121,12 +126,13 @@ type Terminal struct {
 	exited chan struct{}
 
 	sendMu sync.Mutex // held by the send in progress
+	readMu sync.Mutex // held by readLoop from a read to its recording
 
 	mu     sync.Mutex
 	san    Sanitizer
 	scroll *ring
-	view   *ring // the active send's output, nil when none
-	waits  int   // consecutive polls that saw a program wait for input
+	view   *ring  // the active send's output, nil when none
+	outs   uint64 // output appends so far
 	// readsAt is what the processes blocked reading the terminal had
 	// read (rchar) when the active send wrote its input; nil when none.
 	readsAt   map[int]uint64
@@ -187,10 +193,16 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 	if base == nil {
 		base = os.Environ()
 	}
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		_ = master.Close()
+		return nil, "", fmt.Errorf("drawing the terminal's marker nonce: %w", err)
+	}
+	nonce := hex.EncodeToString(raw[:])
 	cmd.Env = append(append(base, env...),
 		"TERM=dumb", "PAGER=cat", "GIT_PAGER=cat",
 		"PS1="+Prompt,
-		`PROMPT_COMMAND=printf "\033]`+promptMarker+`%s\007" "$?"; PS1='`+Prompt+`'`,
+		`PROMPT_COMMAND=printf "\033]`+promptMarker+`%s;`+nonce+`\007" "$?"; PS1='`+Prompt+`'`,
 	)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	if err := cmd.Start(); err != nil {
@@ -198,7 +210,7 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 		return nil, "", fmt.Errorf("starting the shell: %w", err)
 	}
 	t := &Terminal{cmd: cmd, master: master, slave: slave.Name(), slaveF: slave, exited: make(chan struct{}), scroll: newRing(ScrollbackBytes),
-		lastOut: time.Now(), status: Status{Running: true}, changed: make(chan struct{})}
+		lastOut: time.Now(), status: Status{Running: true}, changed: make(chan struct{}), san: Sanitizer{Nonce: nonce}}
 	keep = true
 	// The start-up send begins before anything is read, so the shell's
 	// first output (its prompt) lands in the send's viewport and its
@@ -222,19 +234,45 @@ func start(ctx context.Context, build tools.CommandFunc, base []string, dir stri
 	return t, res.Viewport, nil
 }
 
-// readLoop reads the PTY until the last slave descriptor is gone.
+// readLoop reads the PTY until the last slave descriptor is gone. Each
+// read and the recording of what it read happen under readMu, so
+// outputDrained can tell output still in flight from none.
 func (t *Terminal) readLoop() {
 	buf := make([]byte, 32<<10)
-	for {
-		n, err := t.master.Read(buf)
+	rc, err := t.master.SyscallConn()
+	for err == nil {
+		// Wait for output without the lock: a blocked read would hold
+		// it. The file's reference (Control) keeps the descriptor
+		// from being closed and reused meanwhile.
+		var perr error
+		err = rc.Control(func(fd uintptr) {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			_, perr = unix.Poll(fds, -1)
+		})
+		if err != nil || perr == unix.EINTR {
+			continue
+		}
+		if perr != nil {
+			break
+		}
+		var n int
+		var rerr error
+		t.readMu.Lock()
+		err = rc.Control(func(fd uintptr) { n, rerr = unix.Read(int(fd), buf) })
 		if n > 0 {
 			t.mu.Lock()
 			text, _ := t.san.Push(buf[:n])
 			t.appendLocked(text)
 			t.mu.Unlock()
 		}
-		if err != nil {
-			break
+		t.readMu.Unlock()
+		switch {
+		case err != nil:
+		case rerr == unix.EAGAIN || rerr == unix.EINTR:
+		case rerr != nil:
+			err = rerr // EIO: no slave descriptor is left
+		case n == 0:
+			err = io.EOF
 		}
 	}
 	t.mu.Lock()
@@ -242,6 +280,27 @@ func (t *Terminal) readLoop() {
 	t.readDone = true
 	t.notifyLocked()
 	t.mu.Unlock()
+}
+
+// outputDrained reports whether all the output the PTY's slave side has
+// written is recorded: no read is in flight and the master has nothing to
+// read. A poll of the master, unlike TIOCINQ, first moves what waits in
+// the kernel's flip buffer to the line discipline (n_tty_poll flushes
+// it), so output a program wrote before it went to sleep is counted.
+func (t *Terminal) outputDrained() bool {
+	rc, err := t.master.SyscallConn()
+	if err != nil {
+		return false
+	}
+	t.readMu.Lock()
+	defer t.readMu.Unlock()
+	readable := true
+	cerr := rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		readable = err != nil || n > 0 && fds[0].Revents&unix.POLLIN != 0
+	})
+	return cerr == nil && !readable
 }
 
 // appendLocked records output; t.mu is held.
@@ -254,6 +313,7 @@ func (t *Terminal) appendLocked(text []byte) {
 		t.view.Write(text)
 	}
 	t.lastOut = time.Now()
+	t.outs++
 	t.notifyLocked()
 }
 
@@ -329,7 +389,6 @@ func (t *Terminal) begin(text string, submit bool) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("PTY session %s has exited", t.ID)
 	}
 	t.view = newRing(ViewportBytes)
-	t.waits = 0
 	t.san.Reset()
 	t.mu.Unlock()
 	input := text
@@ -360,21 +419,82 @@ func (t *Terminal) endSend() {
 	t.sendMu.Unlock()
 }
 
+// How a send settled (SendResult.by), for tests: the reason alone does not
+// tell a prompt from a program waiting for input.
+const (
+	// byPrompt: the shell printed its nonce marker and prompt and sits
+	// in its read of the terminal with nothing queued either way.
+	byPrompt = "prompt"
+	// byPromptQuiet: marker and prompt, the shell in the foreground and
+	// pollInterval of silence, where the shell's state cannot be read.
+	byPromptQuiet = "prompt-quiet"
+	// byProbe: a program of the foreground group blocked reading the
+	// terminal, seen twice pollInterval apart.
+	byProbe = "probe"
+	// byTaken: the send's input taken (inputTaken) and a program of the
+	// foreground group asleep in a read of the terminal again.
+	byTaken = "taken"
+	byIdle  = "idle"
+	byLimit = "timeout"
+	byExit  = "exit"
+)
+
+// promptRetry is the first pause before a send looks again at a shell
+// that printed its prompt but is not in its read yet; it doubles up to
+// pollInterval.
+const promptRetry = 200 * time.Microsecond
+
+// sendWait is what a send's wait remembers between looks.
+type sendWait struct {
+	began   time.Time
+	startup bool
+	// waitSince is when a program was first seen waiting for input
+	// (zero: not seen at the last look).
+	waitSince time.Time
+	// looks counts the looks since the last output (outs: the output
+	// count then); the pause before the next look doubles with it.
+	looks int
+	outs  uint64
+}
+
+// soon is the pause before the next look at a state only /proc tells:
+// promptRetry, doubling with each look since the last output, up to
+// pollInterval.
+func (w *sendWait) soon(outs uint64) time.Duration {
+	if outs != w.outs {
+		w.outs, w.looks = outs, 0
+	}
+	d := min(promptRetry<<min(w.looks, 10), pollInterval)
+	w.looks++
+	return d
+}
+
 // await waits for the send begun at began to settle and releases its slot.
+// It looks when output arrives, when the shell exits, and when the next
+// look is due (a deadline, or a program's state that only /proc tells).
 func (t *Terminal) await(ctx context.Context, began time.Time, startup bool) (SendResult, error) {
 	defer t.endSend()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
+	w := &sendWait{began: began, startup: startup}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
+		t.mu.Lock()
+		changed := t.changed
+		t.mu.Unlock()
+		reason, by, next := t.settled(w)
+		if reason != "" {
+			r := t.result(reason)
+			r.by = by
+			return r, nil
+		}
+		timer.Reset(next)
 		select {
 		case <-ctx.Done():
 			t.interrupt()
 			return SendResult{}, ctx.Err()
-		case <-tick.C:
+		case <-changed:
+		case <-timer.C:
 		case <-t.exited:
-		}
-		if reason := t.settled(began, startup); reason != "" {
-			return t.result(reason), nil
 		}
 	}
 }
@@ -393,44 +513,122 @@ func (t *Terminal) takeOutput() (string, bool) {
 	return out, dropped
 }
 
-// settled returns why a send begun at began is done, "" while it is not.
-func (t *Terminal) settled(began time.Time, startup bool) string {
+// settled returns why the send is done and how ("" while it is not), and
+// when it must be looked at again at the latest if nothing is printed.
+func (t *Terminal) settled(w *sendWait) (reason, by string, next time.Duration) {
 	now := time.Now()
 	t.mu.Lock()
-	running, idle, atPrompt, seen := t.status.Running, now.Sub(t.lastOut), t.san.AtPrompt(), t.scroll.len() > 0
+	running, idle, atPrompt, seen, outs := t.status.Running, now.Sub(t.lastOut), t.san.AtPrompt(), t.scroll.len() > 0, t.outs
 	t.mu.Unlock()
-	switch {
-	case !running:
-		return WaitExit
-	case atPrompt && idle >= pollInterval && t.foreground() == t.shellSession():
-		return WaitStdin
-	case !startup && idle >= pollInterval && (now.Sub(began) >= probeAfter || t.inputTaken()) && t.waitingForInput() && !t.pendingOutput():
-		// Twice, a poll apart: a program just woken by the input is
-		// still in its read for a moment. Before probeAfter only when
-		// the input is known to be taken (inputTaken). Never with output
-		// still unread on the master: what the program printed before
-		// it blocked belongs in the viewport (a command that ran and
-		// printed, its shell back in its read, while readLoop had not
-		// read the output yet, settled without it).
-		t.mu.Lock()
-		t.waits++
-		twice := t.waits >= 2
-		t.mu.Unlock()
-		if twice {
-			return WaitStdin
+	if !running {
+		return WaitExit, byExit, 0
+	}
+	elapsed := now.Sub(w.began)
+	next = SendTimeout - elapsed
+	due := func(d time.Duration) { next = min(next, max(d, 0)) }
+	atPrompt = atPrompt && t.foreground() == t.shellSession()
+	if atPrompt {
+		switch reading, known := t.shellReading(); {
+		case reading:
+			// All the shell printed before its read is recorded
+			// (outputDrained), and nothing since the prompt was seen:
+			// the prompt is the last thing it printed.
+			t.mu.Lock()
+			still := t.outs == outs && t.san.AtPrompt()
+			t.mu.Unlock()
+			if still {
+				return WaitStdin, byPrompt, 0
+			}
+			due(0)
+		case known:
+			// Printed its prompt, not in its read yet (or input is
+			// queued and will be echoed): look again soon.
+			due(w.soon(outs))
+		case idle >= pollInterval:
+			return WaitStdin, byPromptQuiet, 0
+		default:
+			due(pollInterval - idle)
 		}
-	default:
-		t.mu.Lock()
-		t.waits = 0
-		t.mu.Unlock()
 	}
+	// At the prompt, the shell's own read is the prompt's to judge.
 	switch {
-	case (seen || !startup) && idle >= IdleSilence:
-		return WaitIdle
-	case now.Sub(began) >= SendTimeout:
-		return WaitTimeout
+	case atPrompt:
+	case !w.startup && t.inputTaken() && t.waitingForInput() && t.outputDrained():
+		// The send's input was taken (a reader of the terminal read
+		// since the write, nothing queued — flip buffer included —, line
+		// mode) and a program of the foreground group sleeps in a read
+		// of the terminal again, with all output recorded: it waits
+		// for more input and has printed what it will until then.
+		// When that program is the shell back at its prompt (recorded
+		// by the drain), these are the prompt's conditions.
+		t.mu.Lock()
+		back := t.san.AtPrompt()
+		t.mu.Unlock()
+		if back && t.foreground() == t.shellSession() {
+			return WaitStdin, byPrompt, 0
+		}
+		return WaitStdin, byTaken, 0
+	case !w.startup && idle >= pollInterval && elapsed >= probeAfter && t.waitingForInput() && t.outputDrained():
+		// Twice, pollInterval apart, after pollInterval of silence (the
+		// reference's rule): a program just woken by the input is
+		// still in its read for a moment. And only with all output
+		// recorded (outputDrained): what a program wrote before its
+		// read can still be in the kernel's flip buffer, and on a
+		// loaded machine for longer than the rule's 50 ms.
+		if w.waitSince.IsZero() {
+			w.waitSince = now
+		}
+		if now.Sub(w.waitSince) >= pollInterval {
+			return WaitStdin, byProbe, 0
+		}
+		due(pollInterval - now.Sub(w.waitSince))
+	case !w.startup:
+		w.waitSince = time.Time{}
+		// A program may take the input or block reading the terminal
+		// without printing: only /proc tells, so look again soon, less
+		// and less often while nothing is printed.
+		due(w.soon(outs))
+		if elapsed < probeAfter {
+			due(probeAfter - elapsed)
+		}
 	}
-	return ""
+	if seen || !w.startup {
+		switch {
+		case idle < IdleSilence:
+			due(IdleSilence - idle)
+		case t.outputDrained():
+			return WaitIdle, byIdle, 0
+		default:
+			// Silent only because output waits in the flip buffer.
+			due(w.soon(outs))
+		}
+	}
+	if elapsed >= SendTimeout {
+		return WaitTimeout, byLimit, 0
+	}
+	return "", "", next
+}
+
+// shellReading reports whether the shell itself sits in its read of the
+// terminal with no input queued and all its output read by reel (known:
+// whether its state could be read at all).
+func (t *Terminal) shellReading() (reading, known bool) {
+	sid := t.shellSession()
+	if sid <= 0 {
+		return false, false
+	}
+	if _, err := os.ReadFile("/proc/" + strconv.Itoa(sid) + "/syscall"); err != nil {
+		return false, false
+	}
+	st, ok := readStat(sid)
+	if !ok {
+		return false, false
+	}
+	// Asleep (S) in a read of the terminal: bash's readline echoes what
+	// it took before it reads again, so with nothing queued either way
+	// it has printed all it will until new input comes.
+	reading = st.state == "S" && t.blockedOnTTY(sid) && !t.pendingInput() && t.outputDrained()
+	return reading, true
 }
 
 // result is the settled send's result.
@@ -786,7 +984,7 @@ func (t *Terminal) inputTaken() bool {
 	t.mu.Lock()
 	before := t.readsAt
 	t.mu.Unlock()
-	if before == nil || !t.canonical() || t.pendingInput() || t.pendingOutput() {
+	if before == nil || !t.canonical() || t.pendingInput() || !t.outputDrained() {
 		return false
 	}
 	for pid, c := range before {
@@ -795,21 +993,6 @@ func (t *Terminal) inputTaken() bool {
 		}
 	}
 	return false
-}
-
-// pendingOutput reports whether output waits on the PTY's master unread
-// by readLoop (TIOCINQ on the master): what the program printed before it
-// blocked is then not in the send's viewport yet.
-func (t *Terminal) pendingOutput() bool {
-	rc, err := t.master.SyscallConn()
-	if err != nil {
-		return true
-	}
-	n := 0
-	cerr := rc.Control(func(fd uintptr) {
-		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
-	})
-	return cerr != nil || err != nil || n > 0
 }
 
 // canonical reports whether the terminal's line discipline is in canonical
@@ -835,7 +1018,10 @@ func readCount(pid int) (uint64, bool) {
 }
 
 // pendingInput reports whether input written to the terminal waits in
-// its input queue, unread by any program (TIOCINQ on the slave).
+// its input queue, unread by any program (TIOCINQ on the slave). A poll of
+// the slave first moves what waits in the kernel's flip buffer to the line
+// discipline (n_tty_poll flushes it): input reel wrote reaches the slave's
+// queue through it, later, and until then TIOCINQ says 0.
 func (t *Terminal) pendingInput() bool {
 	rc, err := t.slaveF.SyscallConn()
 	if err != nil {
@@ -843,6 +1029,11 @@ func (t *Terminal) pendingInput() bool {
 	}
 	n := 0
 	cerr := rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if k, perr := unix.Poll(fds, 0); perr == nil && k > 0 && fds[0].Revents&unix.POLLIN != 0 {
+			n = 1
+			return
+		}
 		n, err = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
 	})
 	return cerr == nil && err == nil && n > 0
