@@ -162,8 +162,13 @@ func fastPart(b []byte, i int, p *Part) (int, bool) {
 // returns the value's end; ok false when a key has escapes or member
 // refuses. It returns the object's end.
 func fastObject(b []byte, i int, member func(key string, v int) (int, bool)) (int, bool) {
+	return walkObject(b, i, func(key []byte, v int) (int, bool) { return member(string(key), v) })
+}
+
+// walkObject is fastObject with each key as the bytes of b.
+func walkObject(b []byte, i int, member func(key []byte, v int) (int, bool)) (int, bool) {
 	i = skipWS(b, i+1)
-	if b[i] == '}' {
+	if i < len(b) && b[i] == '}' {
 		return i + 1, true
 	}
 	// b is valid JSON; the checks of progress and bounds only keep a
@@ -184,7 +189,10 @@ func fastObject(b []byte, i int, member func(key string, v int) (int, bool)) (in
 		}
 		i = skipWS(b, kend)
 		i = skipWS(b, i+1) // the colon
-		end, ok := member(string(key), i)
+		if i >= len(b) {
+			return 0, false
+		}
+		end, ok := member(key, i)
 		if !ok || end <= i {
 			return 0, false
 		}

@@ -249,46 +249,7 @@ func (r *rawReader) part(i, in int) (int, bool) {
 
 // object walks the members of the object at b[i] as fastObject does.
 func (r *rawReader) object(i int, member func(key []byte, v int) (int, bool)) (int, bool) {
-	b := r.b
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return 0, false
-		}
-		kend, ok := stringEnd(b, i)
-		if !ok {
-			return 0, false
-		}
-		key := b[i+1 : kend-1]
-		for _, c := range key {
-			if c == '\\' || c >= utf8.RuneSelf {
-				return 0, false
-			}
-		}
-		i = skipWS(b, kend)
-		i = skipWS(b, i+1) // the colon
-		if i >= len(b) {
-			return 0, false
-		}
-		end, ok := member(key, i)
-		if !ok || end <= i {
-			return 0, false
-		}
-		i = skipWS(b, end)
-		if i >= len(b) {
-			return 0, false
-		}
-		if b[i] == '}' {
-			return i + 1, true
-		}
-		if b[i] != ',' {
-			return 0, false
-		}
-		i = skipWS(b, i+1)
-	}
+	return walkObject(r.b, i, member)
 }
 
 // rawString is the string at b[i] (valid JSON), quotes included, when
