@@ -107,6 +107,10 @@ type process struct {
 	client *rpcclient.Client
 	tee    *bytes.Buffer
 	errBuf *lockedBuffer
+	// exited is closed when the process has exited and its stderr is
+	// read; waitErr is then cmd.Wait's error.
+	exited  chan struct{}
+	waitErr error
 	// pending prompt calls started without waiting (promptAndCancel)
 	pending sync.WaitGroup
 	perr    error
@@ -525,7 +529,7 @@ func (d *driver) start(ctx context.Context, order []int) error {
 		return err
 	}
 	cmd.Stdout = stdoutW
-	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}}
+	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.errBuf
 	err = cmd.Start()
 	_ = stdoutW.Close()
@@ -533,6 +537,10 @@ func (d *driver) start(ctx context.Context, order []int) error {
 		_ = stdout.Close()
 		return fmt.Errorf("start %s: %w", d.r.Exe, err)
 	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
 	opts := rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer, Elicitation: d.elicit.Answer}
 	if d.editor != nil {
 		opts.FS = d.editor
@@ -552,15 +560,14 @@ func (d *driver) stop() error {
 	d.p = nil
 	p.pending.Wait()
 	_ = p.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
 	var err error
 	select {
-	case err = <-done:
+	case <-p.exited:
+		err = p.waitErr
 	case <-time.After(d.timeout()):
 		_ = p.cmd.Process.Kill()
 		err = fmt.Errorf("reel acp did not exit within %s after stdin closed", d.timeout())
-		<-done
+		<-p.exited
 	}
 	// The process has exited; its output ends when every copy of the pipe's
 	// write end is closed. One left open by a process reel started ends
@@ -580,6 +587,35 @@ func (d *driver) stop() error {
 		return fmt.Errorf("reel acp exited: %w\nstderr:\n%s", err, tail(p.errBuf.Bytes()))
 	}
 	return nil
+}
+
+// dumpWait bounds the wait for a hung reel acp to write its goroutines
+// and exit after SIGQUIT; maxDump bounds the dump a failure report quotes.
+const (
+	dumpWait = 10 * time.Second
+	maxDump  = 256 << 10
+)
+
+// dumpGoroutines sends the process SIGQUIT (the Go runtime writes every
+// goroutine's stack to stderr and exits), waits for it to exit, and
+// returns what it wrote to stderr after the first from bytes: the dump
+// that makes a step timeout in CI diagnosable. The process is killed if
+// it does not exit in time.
+func (p *process) dumpGoroutines(from int) string {
+	if err := p.cmd.Process.Signal(unix.SIGQUIT); err != nil {
+		return fmt.Sprintf("(no goroutine dump: SIGQUIT: %v)", err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(dumpWait):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	dump := p.errBuf.Bytes()[from:]
+	if len(dump) > maxDump {
+		dump = append(dump[:maxDump:maxDump], "\n… (dump cut)"...)
+	}
+	return "goroutines of reel acp at the step timeout (SIGQUIT):\n" + string(dump)
 }
 
 // absPath makes a fixture path usable from the agent's own cwd.
@@ -627,6 +663,12 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 			d.settleTitles(sctx)
 		}
 		cancel()
+		if err != nil && sctx.Err() != nil && ctx.Err() == nil {
+			// The step ran out of time: reel hangs (or is very slow).
+			// Its goroutines say where.
+			before := d.p.errBuf.Bytes()
+			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s\n%s", i+1, st.Op, err, tail(before), d.p.dumpGoroutines(len(before)))
+		}
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s", i+1, st.Op, err, tail(d.p.errBuf.Bytes()))
 		}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/reel-agent/reel/harness/scenario"
 )
@@ -50,6 +52,42 @@ func TestStopReadsTheWholeOutput(t *testing.T) {
 		}
 		if got := bytes.Count(run.Transcript, []byte(`"agent_message_chunk"`)); got != frames {
 			t.Fatalf("round %d: the transcript holds %d of the %d frames the agent wrote before exiting", round, got, frames)
+		}
+	}
+}
+
+// hungAgent never answers initialize; SIGQUIT makes
+// it write a goroutine dump to stderr and exit, as the Go runtime does.
+const hungAgent = `#!/bin/bash
+trap 'printf "SIGQUIT: quit\ngoroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()\n" >&2; exit 2' QUIT
+echo "starting" >&2
+while true; do sleep 0.05; done
+`
+
+// A step that times out asks the hung agent for its goroutines (SIGQUIT)
+// and quotes the dump in the failure, so a hang seen once in CI says where
+// reel was stuck.
+func TestStepTimeoutDumpsGoroutines(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "hung-reel")
+	if err := os.WriteFile(exe, []byte(hungAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := scenario.ParseInput("input.json", []byte(`{"steps":[{"op":"initialize"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Exe: exe, Mode: Record, StepTimeout: 500 * time.Millisecond}
+	run, err := r.Execute(context.Background(), &scenario.Scenario{Name: "step-timeout-dump", Input: in})
+	if run != nil {
+		defer os.RemoveAll(run.Temp)
+	}
+	if err == nil {
+		t.Fatal("the initialize the agent never answers passed")
+	}
+	for _, want := range []string{"step 1 (initialize)", "context deadline exceeded", "starting", "(SIGQUIT)", "goroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the failure does not say %q:\n%v", want, err)
 		}
 	}
 }
