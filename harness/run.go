@@ -602,6 +602,7 @@ const (
 // that makes a step timeout in CI diagnosable. The process is killed if
 // it does not exit in time.
 func (p *process) dumpGoroutines(from int) string {
+	kids := descendants(p.cmd.Process.Pid)
 	if err := p.cmd.Process.Signal(unix.SIGQUIT); err != nil {
 		return fmt.Sprintf("(no goroutine dump: SIGQUIT: %v)", err)
 	}
@@ -615,7 +616,53 @@ func (p *process) dumpGoroutines(from int) string {
 	if len(dump) > maxDump {
 		dump = append(dump[:maxDump:maxDump], "\n… (dump cut)"...)
 	}
-	return "goroutines of reel acp at the step timeout (SIGQUIT):\n" + string(dump)
+	return "processes reel acp had started (pid state command):\n" + kids +
+		"goroutines of reel acp at the step timeout (SIGQUIT):\n" + string(dump)
+}
+
+// descendants lists the processes under pid (a git or a sandbox child a
+// hung reel waits for), one "pid state command" line each, from /proc
+// ("(none)" when there are none or /proc cannot be read).
+func descendants(pid int) string {
+	ents, _ := os.ReadDir("/proc")
+	kids := map[int][]int{}
+	state := map[int]string{}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid …": comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		kids[ppid] = append(kids[ppid], n)
+		state[n] = f[0]
+	}
+	var b strings.Builder
+	var walk func(int, string)
+	walk = func(p int, indent string) {
+		for _, k := range kids[p] {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(k), "cmdline"))
+			fmt.Fprintf(&b, "%s%d %s %s\n", indent, k, state[k], strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+			walk(k, indent+"  ")
+		}
+	}
+	walk(pid, "")
+	if b.Len() == 0 {
+		return "(none)\n"
+	}
+	return b.String()
 }
 
 // absPath makes a fixture path usable from the agent's own cwd.

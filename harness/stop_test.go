@@ -59,7 +59,8 @@ func TestStopReadsTheWholeOutput(t *testing.T) {
 // hungAgent never answers initialize; SIGQUIT makes
 // it write a goroutine dump to stderr and exit, as the Go runtime does.
 const hungAgent = `#!/bin/bash
-trap 'printf "SIGQUIT: quit\ngoroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()\n" >&2; exit 2' QUIT
+sleep 1000 &
+trap 'kill $!; printf "SIGQUIT: quit\ngoroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()\n" >&2; exit 2' QUIT
 echo "starting" >&2
 while true; do sleep 0.05; done
 `
@@ -85,7 +86,7 @@ func TestStepTimeoutDumpsGoroutines(t *testing.T) {
 	if err == nil {
 		t.Fatal("the initialize the agent never answers passed")
 	}
-	for _, want := range []string{"step 1 (initialize)", "context deadline exceeded", "starting", "(SIGQUIT)", "goroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()"} {
+	for _, want := range []string{"step 1 (initialize)", "context deadline exceeded", "starting", "(SIGQUIT)", "processes reel acp had started (pid state command):\n", " sleep 1000\n", "goroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the failure does not say %q:\n%v", want, err)
 		}
