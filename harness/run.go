@@ -709,8 +709,9 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 			// (title.go).
 			d.settleTitles(sctx)
 		}
+		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
-		if err != nil && sctx.Err() != nil && ctx.Err() == nil {
+		if err != nil && timedOut {
 			// The step ran out of time: reel hangs (or is very slow).
 			// Its goroutines say where.
 			before := d.p.errBuf.Bytes()
