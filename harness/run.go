@@ -53,7 +53,9 @@ type Runner struct {
 	// ExtraArgs are extra `reel acp` flags in every mode.
 	ExtraArgs []string
 	// StepTimeout bounds every step (default 30s) so a broken agent fails
-	// the scenario instead of hanging the suite.
+	// the scenario instead of hanging the suite. A step that runs out of
+	// it sends reel acp SIGQUIT: the failure quotes its goroutine dump and
+	// the processes it had started.
 	StepTimeout time.Duration
 	// Prepare, when set, prepares the run's cwd after the scenario's
 	// workspace/ was copied in (the corpus's per-scenario preparation).
