@@ -533,6 +533,10 @@ func (d *driver) start(ctx context.Context, order []int) error {
 	cmd.Stdout = stdoutW
 	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.errBuf
+	// A process reel started that outlives it (or a killed reel's) keeps
+	// the stderr pipe open: Wait stops copying it after this long instead
+	// of waiting for it for good.
+	cmd.WaitDelay = dumpWait
 	err = cmd.Start()
 	_ = stdoutW.Close()
 	if err != nil {
