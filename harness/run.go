@@ -53,7 +53,9 @@ type Runner struct {
 	// ExtraArgs are extra `reel acp` flags in every mode.
 	ExtraArgs []string
 	// StepTimeout bounds every step (default 30s) so a broken agent fails
-	// the scenario instead of hanging the suite.
+	// the scenario instead of hanging the suite. A step that runs out of
+	// it sends reel acp SIGQUIT: the failure quotes its goroutine dump and
+	// the processes it had started.
 	StepTimeout time.Duration
 	// Prepare, when set, prepares the run's cwd after the scenario's
 	// workspace/ was copied in (the corpus's per-scenario preparation).
@@ -107,6 +109,10 @@ type process struct {
 	client *rpcclient.Client
 	tee    *bytes.Buffer
 	errBuf *lockedBuffer
+	// exited is closed when the process has exited and its stderr is
+	// read; waitErr is then cmd.Wait's error.
+	exited  chan struct{}
+	waitErr error
 	// pending prompt calls started without waiting (promptAndCancel)
 	pending sync.WaitGroup
 	perr    error
@@ -525,14 +531,22 @@ func (d *driver) start(ctx context.Context, order []int) error {
 		return err
 	}
 	cmd.Stdout = stdoutW
-	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}}
+	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, tee: &bytes.Buffer{}, errBuf: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.errBuf
+	// A process reel started that outlives it (or a killed reel's) keeps
+	// the stderr pipe open: Wait stops copying it after this long instead
+	// of waiting for it for good.
+	cmd.WaitDelay = dumpWait
 	err = cmd.Start()
 	_ = stdoutW.Close()
 	if err != nil {
 		_ = stdout.Close()
 		return fmt.Errorf("start %s: %w", d.r.Exe, err)
 	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
 	opts := rpcclient.Options{Tee: p.tee, Permission: d.answers.Answer, Elicitation: d.elicit.Answer}
 	if d.editor != nil {
 		opts.FS = d.editor
@@ -552,15 +566,14 @@ func (d *driver) stop() error {
 	d.p = nil
 	p.pending.Wait()
 	_ = p.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
 	var err error
 	select {
-	case err = <-done:
+	case <-p.exited:
+		err = p.waitErr
 	case <-time.After(d.timeout()):
 		_ = p.cmd.Process.Kill()
 		err = fmt.Errorf("reel acp did not exit within %s after stdin closed", d.timeout())
-		<-done
+		<-p.exited
 	}
 	// The process has exited; its output ends when every copy of the pipe's
 	// write end is closed. One left open by a process reel started ends
@@ -580,6 +593,82 @@ func (d *driver) stop() error {
 		return fmt.Errorf("reel acp exited: %w\nstderr:\n%s", err, tail(p.errBuf.Bytes()))
 	}
 	return nil
+}
+
+// dumpWait bounds the wait for a hung reel acp to write its goroutines
+// and exit after SIGQUIT; maxDump bounds the dump a failure report quotes.
+const (
+	dumpWait = 10 * time.Second
+	maxDump  = 256 << 10
+)
+
+// dumpGoroutines sends the process SIGQUIT (the Go runtime writes every
+// goroutine's stack to stderr and exits), waits for it to exit, and
+// returns what it wrote to stderr after the first from bytes: the dump
+// that makes a step timeout in CI diagnosable. The process is killed if
+// it does not exit in time.
+func (p *process) dumpGoroutines(from int) string {
+	kids := descendants(p.cmd.Process.Pid)
+	if err := p.cmd.Process.Signal(unix.SIGQUIT); err != nil {
+		return fmt.Sprintf("(no goroutine dump: SIGQUIT: %v)", err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(dumpWait):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+	dump := p.errBuf.Bytes()[from:]
+	if len(dump) > maxDump {
+		dump = append(dump[:maxDump:maxDump], "\n… (dump cut)"...)
+	}
+	return "processes reel acp had started (pid state command):\n" + kids +
+		"goroutines of reel acp at the step timeout (SIGQUIT):\n" + string(dump)
+}
+
+// descendants lists the processes under pid (a git or a sandbox child a
+// hung reel waits for), one "pid state command" line each, from /proc
+// ("(none)" when there are none or /proc cannot be read).
+func descendants(pid int) string {
+	ents, _ := os.ReadDir("/proc")
+	kids := map[int][]int{}
+	state := map[int]string{}
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid …": comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		kids[ppid] = append(kids[ppid], n)
+		state[n] = f[0]
+	}
+	var b strings.Builder
+	var walk func(int, string)
+	walk = func(p int, indent string) {
+		for _, k := range kids[p] {
+			cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(k), "cmdline"))
+			fmt.Fprintf(&b, "%s%d %s %s\n", indent, k, state[k], strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+			walk(k, indent+"  ")
+		}
+	}
+	walk(pid, "")
+	if b.Len() == 0 {
+		return "(none)\n"
+	}
+	return b.String()
 }
 
 // absPath makes a fixture path usable from the agent's own cwd.
@@ -626,7 +715,14 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 			// (title.go).
 			d.settleTitles(sctx)
 		}
+		timedOut := errors.Is(sctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
+		if err != nil && timedOut {
+			// The step ran out of time: reel hangs (or is very slow).
+			// Its goroutines say where.
+			before := d.p.errBuf.Bytes()
+			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s\n%s", i+1, st.Op, err, tail(before), d.p.dumpGoroutines(len(before)))
+		}
 		if err != nil {
 			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s", i+1, st.Op, err, tail(d.p.errBuf.Bytes()))
 		}

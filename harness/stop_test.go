@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/reel-agent/reel/harness/scenario"
 )
@@ -51,5 +53,80 @@ func TestStopReadsTheWholeOutput(t *testing.T) {
 		if got := bytes.Count(run.Transcript, []byte(`"agent_message_chunk"`)); got != frames {
 			t.Fatalf("round %d: the transcript holds %d of the %d frames the agent wrote before exiting", round, got, frames)
 		}
+	}
+}
+
+// hungAgent never answers initialize; SIGQUIT makes it write a goroutine
+// dump to stderr and exit, as the Go runtime does. refusingAgent answers
+// initialize with an error at once (and would dump on SIGQUIT too).
+const (
+	hungAgent = `#!/bin/bash
+sleep 1000 &
+trap 'kill $!; printf "SIGQUIT: quit\ngoroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()\n" >&2; exit 2' QUIT
+echo "starting" >&2
+while true; do sleep 0.05; done
+`
+	refusingAgent = `#!/bin/bash
+trap 'printf "SIGQUIT: quit\n" >&2; exit 2' QUIT
+echo "starting" >&2
+read -r _
+printf '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}\n'
+cat <&0 >/dev/null &
+wait $!
+`
+)
+
+// A step that times out asks the hung agent for its goroutines (SIGQUIT)
+// and quotes the dump, with the processes the agent started, in the
+// failure, so a hang seen once in CI says where reel was stuck. A step
+// that fails in time is reported as it is.
+func TestStepTimeoutDumpsGoroutines(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent   string
+		want, notWant []string
+	}{
+		{"hung", hungAgent,
+			[]string{"step 1 (initialize)", "context deadline exceeded", "starting", "(SIGQUIT)",
+				"processes reel acp had started (pid state command):\n", " sleep 1000\n",
+				"goroutine 7 [chan receive]:\nreel/agent.(*Session).stuck()"},
+			nil},
+		{"fails in time", refusingAgent,
+			[]string{"step 1 (initialize)", "Internal error", "starting"},
+			[]string{"SIGQUIT", "processes reel acp had started"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			exe := filepath.Join(dir, "reel")
+			if err := os.WriteFile(exe, []byte(tc.agent), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			in, err := scenario.ParseInput("input.json", []byte(`{"steps":[{"op":"initialize"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &Runner{Exe: exe, Mode: Record, StepTimeout: 500 * time.Millisecond}
+			if tc.notWant != nil {
+				// The refusal comes at once: the step's bound only has
+				// to outlast a loaded machine's start of bash.
+				r.StepTimeout = 30 * time.Second
+			}
+			run, err := r.Execute(context.Background(), &scenario.Scenario{Name: "step-timeout-dump", Input: in})
+			if run != nil {
+				defer os.RemoveAll(run.Temp)
+			}
+			if err == nil {
+				t.Fatal("the initialize the agent never answers well passed")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the failure does not say %q:\n%v", w, err)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("the failure says %q:\n%v", w, err)
+				}
+			}
+		})
 	}
 }
