@@ -70,33 +70,48 @@ func fastMessage(b []byte, i int, m *Message) (int, bool) {
 // fastParts reads an array of parts at b[i]; a null or anything but an
 // array is not read by hand.
 func fastParts(b []byte, i int) ([]Part, int, bool) {
-	if b[i] != '[' {
+	parts := []Part{}
+	end, ok := walkObjectArray(b, i, func(i int) (int, bool) {
+		var p Part
+		end, ok := fastPart(b, i, &p)
+		parts = append(parts, p)
+		return end, ok
+	})
+	if !ok {
 		return nil, 0, false
 	}
-	parts := []Part{}
+	return parts, end, true
+}
+
+// walkObjectArray walks the array of objects at b[i] (b valid JSON),
+// handing the start of each element to elem, which returns its end; ok
+// false when b[i] is not an array, an element is not an object or elem
+// refuses. It returns the array's end.
+func walkObjectArray(b []byte, i int, elem func(i int) (int, bool)) (int, bool) {
+	if b[i] != '[' {
+		return 0, false
+	}
 	i = skipWS(b, i+1)
-	if b[i] == ']' {
-		return parts, i + 1, true
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true
 	}
 	for {
 		if i >= len(b) || b[i] != '{' {
-			return nil, 0, false
+			return 0, false
 		}
-		var p Part
-		end, ok := fastPart(b, i, &p)
+		end, ok := elem(i)
 		if !ok || end <= i {
-			return nil, 0, false
+			return 0, false
 		}
-		parts = append(parts, p)
 		i = skipWS(b, end)
 		if i >= len(b) {
-			return nil, 0, false
+			return 0, false
 		}
 		if b[i] == ']' {
-			return parts, i + 1, true
+			return i + 1, true
 		}
 		if b[i] != ',' {
-			return nil, 0, false
+			return 0, false
 		}
 		i = skipWS(b, i+1)
 	}

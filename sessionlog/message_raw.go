@@ -152,34 +152,7 @@ func (r *rawReader) message(i int) (int, bool) {
 // partList reads an array of parts at b[i] (fastParts), each held by the
 // part at index in.
 func (r *rawReader) partList(i, in int) (int, bool) {
-	b := r.b
-	if b[i] != '[' {
-		return 0, false
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, true
-	}
-	for {
-		if i >= len(b) || b[i] != '{' {
-			return 0, false
-		}
-		end, ok := r.part(i, in)
-		if !ok || end <= i {
-			return 0, false
-		}
-		i = skipWS(b, end)
-		if i >= len(b) {
-			return 0, false
-		}
-		if b[i] == ']' {
-			return i + 1, true
-		}
-		if b[i] != ',' {
-			return 0, false
-		}
-		i = skipWS(b, i+1)
-	}
+	return walkObjectArray(r.b, i, func(i int) (int, bool) { return r.part(i, in) })
 }
 
 // part reads a part object at b[i] (fastPart), held by the part at index
