@@ -94,9 +94,21 @@ func BenchmarkLoadSession(b *testing.B) {
 
 // rawLoad serves srv over pipes, sends initialize and session/load of sid,
 // and reads frames, each decoded once as a JSON-RPC message, until the
-// load is answered; then it ends the connection. It returns the number of
-// frames read.
+// load is answered; then it ends the connection (outside the benchmark's
+// timer). It returns the number of frames read.
 func rawLoad(b *testing.B, srv *acpserver.Server, sid, cwd string) int {
+	n := 0
+	serveLoad(b, srv, sid, cwd, func([]byte) { n++ })
+	return n
+}
+
+// serveLoad serves srv over pipes, sends initialize and session/load of
+// sid, hands every frame read to frame, each decoded once as a JSON-RPC
+// message, until the load is answered (that frame included; an error
+// answer fails tb), then ends the connection — in a benchmark with its
+// timer stopped.
+func serveLoad(tb testing.TB, srv *acpserver.Server, sid, cwd string, frame func(line []byte)) {
+	tb.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
 	served := make(chan error, 1)
@@ -109,9 +121,8 @@ func rawLoad(b *testing.B, srv *acpserver.Server, sid, cwd string) int {
 	}()
 	sc := bufio.NewScanner(clientIn)
 	sc.Buffer(make([]byte, 0, 1<<20), 10<<20)
-	n := 0
 	for sc.Scan() {
-		n++
+		frame(sc.Bytes())
 		var m struct {
 			ID     *json.RawMessage `json:"id"`
 			Method string           `json:"method"`
@@ -120,23 +131,24 @@ func rawLoad(b *testing.B, srv *acpserver.Server, sid, cwd string) int {
 			Error  json.RawMessage  `json:"error"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if m.ID != nil && string(*m.ID) == "2" && m.Method == "" {
 			if m.Error != nil {
-				b.Fatalf("session/load: %s", m.Error)
+				tb.Fatalf("session/load: %s", m.Error)
 			}
 			break
 		}
 	}
-	b.StopTimer()
+	if b, ok := tb.(*testing.B); ok {
+		b.StopTimer()
+		defer b.StartTimer()
+	}
 	clientOut.Close()
 	go func() { _, _ = io.Copy(io.Discard, clientIn) }()
 	if err := <-served; err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.StartTimer()
-	return n
 }
 
 // processCPU is the user and system CPU time this process has used.

@@ -1,10 +1,7 @@
 package acpserver_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 
@@ -52,37 +49,8 @@ func callEntry(id, name, args string) replay.Entry {
 // frame written up to the load's answer (included).
 func loadFrames(t *testing.T, srv *acpserver.Server, sid, cwd string) []string {
 	t.Helper()
-	agentIn, clientOut := io.Pipe()
-	clientIn, agentOut := io.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), agentIn, agentOut) }()
-	load, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "session/load",
-		"params": map[string]any{"sessionId": sid, "cwd": cwd, "mcpServers": []any{}}})
-	go func() {
-		_, _ = clientOut.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n"))
-		_, _ = clientOut.Write(append(load, '\n'))
-	}()
-	sc := bufio.NewScanner(clientIn)
-	sc.Buffer(make([]byte, 0, 1<<20), 10<<20)
 	var frames []string
-	for sc.Scan() {
-		frames = append(frames, sc.Text())
-		var m struct {
-			ID     *json.RawMessage `json:"id"`
-			Method string           `json:"method"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		if m.ID != nil && string(*m.ID) == "2" && m.Method == "" {
-			break
-		}
-	}
-	clientOut.Close()
-	go func() { _, _ = io.Copy(io.Discard, clientIn) }()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	serveLoad(t, srv, sid, cwd, func(line []byte) { frames = append(frames, string(line)) })
 	return frames
 }
 
