@@ -272,7 +272,7 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	h, _, _, _ := lg.LatestHeader()
 	var inv error
 	if e.cfg.Invariant {
-		inv = sessionlog.CheckRequest(lg.Header(), lg.Events()[:lg.Len()-1], cur)
+		inv = s.invariant.Check(lg.Header(), lg.Events()[:lg.Len()-1], cur)
 	}
 	s.mu.Unlock()
 	if inv != nil {

@@ -61,6 +61,10 @@ type Session struct {
 	curModel string
 	// curEffort is the reasoning effort of the last model/selected.
 	curEffort string
+	// invariant checks each step's request against the log when the
+	// engine runs with Config.Invariant (sessionlog.CheckRequest, made
+	// incremental).
+	invariant sessionlog.RequestChecker
 	// up is, for a subagent's session, the live session it was delegated
 	// from (nil: none live); ceiling is, for a child loaded with no live
 	// parent, the narrowest mode and policy its stored ancestors hold
