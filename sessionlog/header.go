@@ -37,16 +37,21 @@ type RequestHeaderData struct {
 
 // Canonical returns the canonical encoding of h: compact config, then the
 // system prompt and the tools, each absent when empty.
-func (h RequestHeader) Canonical() []byte {
+func (h RequestHeader) Canonical() []byte { return h.canonicalOf(false) }
+
+// canonicalOf is Canonical; valid says the config and the tools are known
+// to be valid JSON (they were decoded from it), and then a compact one is
+// taken as it stands without being checked again.
+func (h RequestHeader) canonicalOf(valid bool) []byte {
 	b := []byte(`{"config":`)
-	b = appendCompact(b, h.Config, "{}")
+	b = appendCompactOf(b, h.Config, "{}", valid)
 	if h.System != "" {
 		b = append(b, `,"system":`...)
 		b = AppendString(b, h.System)
 	}
 	if !emptyJSON(h.Tools) {
 		b = append(b, `,"tools":`...)
-		b = appendCompact(b, h.Tools, "")
+		b = appendCompactOf(b, h.Tools, "", valid)
 	}
 	return append(b, '}')
 }
@@ -79,10 +84,16 @@ func emptyJSON(raw json.RawMessage) bool {
 }
 
 func appendCompact(b []byte, raw json.RawMessage, def string) []byte {
+	return appendCompactOf(b, raw, def, false)
+}
+
+// appendCompactOf is appendCompact; valid says raw is known to be valid
+// JSON.
+func appendCompactOf(b []byte, raw json.RawMessage, def string, valid bool) []byte {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return append(b, def...)
 	}
-	if isCompact(raw) && validJSON(raw) {
+	if isCompact(raw) && (valid || validJSON(raw)) {
 		return append(b, raw...)
 	}
 	var buf bytes.Buffer
@@ -143,39 +154,48 @@ func ParseRequestHeader(raw json.RawMessage) (RequestHeader, error) {
 	return h, nil
 }
 
-func checkHeaderEvent(e *Event) error {
+// checkHeaderEvent checks a request/header event and returns its snapshot
+// as logged and decoded (what ParseRequestHeader returns for it).
+func checkHeaderEvent(e *Event) (json.RawMessage, RequestHeader, error) {
 	d, err := DecodeData[RequestHeaderData](e)
 	if err != nil {
-		return err
+		return nil, RequestHeader{}, err
 	}
 	switch d.Reason {
 	case ReasonInitial, ReasonResume, ReasonChange, ReasonSeries:
 	case reasonFallback:
-		return legacyf(e, "header reason \"fallback\" belongs to the removed delta codec")
+		return nil, RequestHeader{}, legacyf(e, "header reason \"fallback\" belongs to the removed delta codec")
 	case "":
-		return invalidf(e, "request header has no reason")
+		return nil, RequestHeader{}, invalidf(e, "request header has no reason")
 	default:
-		return invalidf(e, "unknown request header reason %q", d.Reason)
+		return nil, RequestHeader{}, invalidf(e, "unknown request header reason %q", d.Reason)
 	}
 	if len(d.Header) == 0 || d.Header[0] != '{' {
-		return invalidf(e, "request header snapshot is missing or not an object")
+		return nil, RequestHeader{}, invalidf(e, "request header snapshot is missing or not an object")
 	}
+	// The fields and tags of RequestHeader, with System a pointer to
+	// tell an empty system from an absent one: the same decode as
+	// ParseRequestHeader's.
 	var h struct {
 		Config json.RawMessage `json:"config"`
 		System *string         `json:"system"`
 		Tools  json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal(d.Header, &h); err != nil {
-		return invalidf(e, "request header: %v", err)
+		return nil, RequestHeader{}, invalidf(e, "request header: %v", err)
 	}
 	if h.Config == nil {
-		return invalidf(e, "request header has no config")
+		return nil, RequestHeader{}, invalidf(e, "request header has no config")
 	}
 	if h.System != nil && *h.System == "" {
-		return invalidf(e, "request header is not canonical: empty system must be absent")
+		return nil, RequestHeader{}, invalidf(e, "request header is not canonical: empty system must be absent")
 	}
 	if h.Tools != nil && emptyJSON(h.Tools) {
-		return invalidf(e, "request header is not canonical: empty tools must be absent")
+		return nil, RequestHeader{}, invalidf(e, "request header is not canonical: empty tools must be absent")
 	}
-	return nil
+	parsed := RequestHeader{Config: h.Config, Tools: h.Tools}
+	if h.System != nil {
+		parsed.System = *h.System
+	}
+	return d.Header, parsed, nil
 }

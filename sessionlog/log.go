@@ -120,17 +120,17 @@ func (l *Log) useStored(v StoredData) {
 // Append validates e against every log rule and appends it. On error the log
 // is unchanged.
 func (l *Log) Append(e Event) error {
-	if err := l.check(&e); err != nil {
+	hd, err := l.check(&e)
+	if err != nil {
 		return err
 	}
 	l.events = append(l.events, e)
 	ev := &l.events[len(l.events)-1]
 	switch {
 	case ev.Type == TypeRequestHeader:
-		d, _ := DecodeData[RequestHeaderData](ev) // validated by check
-		h, _ := ParseRequestHeader(d.Header)
-		h.canon = h.Canonical()
-		l.latestHeader, l.latestParsed, l.latestRaw = ev.Seq, h, d.Header
+		h := hd.parsed // decoded by check
+		h.canon = h.canonicalOf(true)
+		l.latestHeader, l.latestParsed, l.latestRaw = ev.Seq, h, hd.raw
 	case ev.SurfaceOp != nil && !ev.SurfaceOp.Replace:
 		l.surface.push(ev.Seq)
 	case ev.SurfaceOp != nil:
@@ -145,8 +145,26 @@ var turnEndKinds = map[string]bool{
 	EndError: true, EndMaxTokens: true, EndInterrupted: true,
 }
 
-// check is the single validation path for Append and Seed.
-func (l *Log) check(e *Event) error {
+// checkedHeader is a request/header event's snapshot as check read it:
+// as logged and decoded.
+type checkedHeader struct {
+	raw    json.RawMessage
+	parsed RequestHeader
+}
+
+// check is the single validation path for Append and Seed. For a
+// request/header event it returns the snapshot it decoded.
+func (l *Log) check(e *Event) (checkedHeader, error) {
+	err := l.checkEvent(e)
+	if err != nil || e.Type != TypeRequestHeader {
+		return checkedHeader{}, err
+	}
+	raw, h, err := checkHeaderEvent(e)
+	return checkedHeader{raw, h}, err
+}
+
+// checkEvent is check, but for a request/header event's data.
+func (l *Log) checkEvent(e *Event) error {
 	if e.Seq != len(l.events) {
 		return invalidf(e, "seq %d out of order: expected %d", e.Seq, len(l.events))
 	}
@@ -171,7 +189,7 @@ func (l *Log) check(e *Event) error {
 	}
 	switch e.Type {
 	case TypeRequestHeader:
-		return checkHeaderEvent(e)
+		return nil // check decodes it
 	case TypeTurnEnd:
 		d, err := DecodeData[TurnEndData](e)
 		if err != nil {
