@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -168,6 +169,69 @@ type Matcher struct {
 	// pins caches the pinned files read (path → content): every call of
 	// a session names the same few, and they do not change during a run.
 	pins sync.Map
+	// compacts caches the compact form of each recorded tool list (the
+	// list → its json.Compact, "" when it is not valid JSON): every call
+	// compares the same few.
+	compacts sync.Map
+	// agreed remembers the message pairs (recorded, sent) compared
+	// without a difference, by a hash of the pair: a step sends its whole
+	// history, the messages the step before sent and one or two more, and
+	// a pair that agreed agrees again (the comparison depends on nothing
+	// else but Mode and Cwd, which are part of the key).
+	agreedMu sync.Mutex
+	agreed   map[uint64][]agreedPair
+	seed     maphash.Seed
+	// exhaustive turns the fast paths off: every message is compared
+	// field by field, and tool lists compacted both (the old path, which
+	// the differential test compares them with).
+	exhaustive bool
+}
+
+// agreedPair is a message pair that compared without a difference.
+type agreedPair struct {
+	mode, cwd string
+	want, got []byte
+}
+
+// pairHash hashes a message pair with the matcher's mode and cwd.
+func (m *Matcher) pairHash(want, got []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(m.seed)
+	h.WriteString(m.Mode)
+	h.WriteByte(0)
+	h.WriteString(m.Cwd)
+	h.WriteByte(0)
+	h.Write(want)
+	h.WriteByte(0)
+	h.Write(got)
+	return h.Sum64()
+}
+
+// agreedBefore reports whether the pair compared without a difference
+// before (under the same mode and cwd).
+func (m *Matcher) agreedBefore(want, got []byte) bool {
+	m.agreedMu.Lock()
+	defer m.agreedMu.Unlock()
+	if m.agreed == nil {
+		return false
+	}
+	for _, p := range m.agreed[m.pairHash(want, got)] {
+		if p.mode == m.Mode && p.cwd == m.Cwd && bytes.Equal(p.want, want) && bytes.Equal(p.got, got) {
+			return true
+		}
+	}
+	return false
+}
+
+// agree records that the pair compared without a difference.
+func (m *Matcher) agree(want, got []byte) {
+	m.agreedMu.Lock()
+	defer m.agreedMu.Unlock()
+	if m.agreed == nil {
+		m.agreed, m.seed = map[uint64][]agreedPair{}, maphash.MakeSeed()
+	}
+	k := m.pairHash(want, got)
+	m.agreed[k] = append(m.agreed[k], agreedPair{m.Mode, m.Cwd, bytes.Clone(want), bytes.Clone(got)})
 }
 
 // Diff is one difference between the recorded and the sent request.
@@ -262,9 +326,13 @@ func (m *Matcher) Check(where string, w *Want, req llm.Request) (unchecked []str
 type cmp struct {
 	m     *Matcher
 	diffs []Diff
+	// found counts the differences found, kept or not (diffs stops at
+	// maxDiffs).
+	found int
 }
 
 func (c *cmp) add(msg int, part, field, want, got string) {
+	c.found++
 	if len(c.diffs) < maxDiffs {
 		c.diffs = append(c.diffs, Diff{Message: msg, Part: part, Field: field, Want: want, Got: got})
 	}
@@ -403,6 +471,11 @@ func toolDiff(want, got string, c *cmp) string {
 	type tool struct {
 		Name string `json:"name"`
 	}
+	// The commonest case: what is sent is the recorded list compacted
+	// (the log holds compact headers), and then its compaction is too.
+	if !c.m.exhaustive && got != "" && c.compact(want) == got {
+		return ""
+	}
 	// The common case, the same list: one compaction of each, no parse.
 	var cw, cg bytes.Buffer
 	if json.Compact(&cw, []byte(want)) == nil && json.Compact(&cg, []byte(got)) == nil && bytes.Equal(cw.Bytes(), cg.Bytes()) {
@@ -439,7 +512,24 @@ func toolDiff(want, got string, c *cmp) string {
 	return ""
 }
 
-// messages compares the message lists field by field.
+// compact returns json.Compact of a recorded tool list, "" when it is
+// not valid JSON, computed once per list.
+func (c *cmp) compact(want string) string {
+	if v, ok := c.m.compacts.Load(want); ok {
+		return v.(string)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(want)) != nil {
+		b.Reset()
+	}
+	c.m.compacts.Store(want, b.String())
+	return b.String()
+}
+
+// messages compares the message lists field by field. A message sent with
+// exactly the recorded bytes is equal in every field (both parse alike,
+// and same holds for equal strings), and a pair that agreed at an earlier
+// call agrees again: neither is parsed.
 func (c *cmp) messages(want, got []json.RawMessage) {
 	switch {
 	case len(want) > len(got):
@@ -448,20 +538,32 @@ func (c *cmp) messages(want, got []json.RawMessage) {
 		c.add(len(want), "", "message count", fmt.Sprint(len(want)), fmt.Sprintf("%d messages, message %d %s not recorded", len(got), len(want), describe(got[len(want)])))
 	}
 	for i := range min(len(want), len(got)) {
-		w, errW := llm.ParseMessage(want[i])
-		g, errG := llm.ParseMessage(got[i])
-		if errW != nil || errG != nil {
-			if !c.same(string(want[i]), string(got[i])) {
-				c.add(i, "", "text", short(string(want[i])), short(string(got[i])))
-			}
+		if !c.m.exhaustive && (bytes.Equal(want[i], got[i]) || c.m.agreedBefore(want[i], got[i])) {
 			continue
 		}
-		if w.Role != g.Role {
-			c.add(i, "", "role", w.Role, g.Role)
-			continue
+		found := c.found
+		c.message(i, want[i], got[i])
+		if !c.m.exhaustive && c.found == found {
+			c.m.agree(want[i], got[i])
 		}
-		c.parts(i, "", w.Content, g.Content)
 	}
+}
+
+// message compares message i of the lists, recorded and sent.
+func (c *cmp) message(i int, want, got json.RawMessage) {
+	w, errW := llm.ParseMessage(want)
+	g, errG := llm.ParseMessage(got)
+	if errW != nil || errG != nil {
+		if !c.same(string(want), string(got)) {
+			c.add(i, "", "text", short(string(want)), short(string(got)))
+		}
+		return
+	}
+	if w.Role != g.Role {
+		c.add(i, "", "role", w.Role, g.Role)
+		return
+	}
+	c.parts(i, "", w.Content, g.Content)
 }
 
 func (c *cmp) parts(msg int, path string, want, got []llm.Part) {
