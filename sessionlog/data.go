@@ -149,7 +149,7 @@ func decodeData[T any](e *Event, valid bool) (T, error) {
 }
 
 // fastData decodes data into *v by hand for the data every turn logs
-// (tool calls, request contexts, turn ends) when each member is plain: a
+// (tool calls, request contexts, request headers, turn ends) when each member is plain: a
 // string, an integer in an int (message_decode.go). false leaves v
 // to json.Unmarshal (data_fast_internal_test.go holds the two alike).
 func fastData(data []byte, v any, valid bool) bool {
@@ -199,6 +199,20 @@ func fastData(data []byte, v any, valid bool) bool {
 		d := RequestContextData{}
 		if !fastStr(m[0], &d.Provider) || !fastStr(m[1], &d.Model) || !fastInt(m[2], &d.ContextWindow) || !fastStr(m[3], &d.ReasoningEffort) {
 			return false
+		}
+		*p = d
+		return true
+	case *RequestHeaderData:
+		var m [2]json.RawMessage
+		if !members(data, []string{"header", "reason"}, m[:]) {
+			return false
+		}
+		d := RequestHeaderData{}
+		if !fastStr(m[1], &d.Reason) {
+			return false
+		}
+		if m[0] != nil {
+			d.Header = bytes.Clone(m[0]) // json.Unmarshal copies a RawMessage
 		}
 		*p = d
 		return true

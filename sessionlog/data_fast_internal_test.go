@@ -21,6 +21,72 @@ var dataCases = []string{
 	`{"TURN":2,"Step":3,"CALLID":"x"}`, `{"turn":1,"turn":2}`, `{"t\u0075rn":4}`, `{"name":"a\nb\u00e9"}`, `{"name":null}`, `{"name":1}`,
 	"{\"name\":\"\xff\"}", `{"model":"é"}`, `{"extra":[1,{"turn":9}],"turn":3}`,
 	`{}`, `null`, `[]`, `"x"`, `{"turn":1`, `{"turn":1}x`,
+	`{"header":{"config":{"model":"m"},"system":"s","tools":[{"name":"bash"}]},"reason":"initial"}`,
+	`{"header": {"config":{}} ,"reason":"change"}`, `{"header":null,"reason":"resume"}`, `{"header":1,"reason":"x\ny"}`,
+	`{"Header":{},"REASON":"series"}`, `{"header":{},"header":{"config":1},"reason":"initial"}`, `{"reason":null}`, `{"reason":"\u0041"}`,
+}
+
+// headerCases are request header snapshots at the edges of
+// headerMembersValid.
+var headerCases = []string{
+	`{"config":{"model":"m"},"system":"s","tools":[{"name":"bash"}]}`,
+	`{"config":null,"system":null,"tools":null}`, `{"config":{ "a" : 1 } , "system" : "x\ny\"z" , "tools" : [ ] }`,
+	`{"SYSTEM":"up","Config":{},"tOOls":[1]}`, `{"system":"a","system":"b"}`, `{"config":1,"config":2}`,
+	`{"system":"\u00e9"}`, `{"system":"é"}`, `{"system":1}`, `{"system":{}}`, `{"system":""}`, `{"sys\u0074em":"k"}`,
+	`{}`, `[]`, `null`, `"s"`, `{"extra":{"system":"no"},"config":[]}`,
+}
+
+// checkHeader fails when headerMembersValid reads a valid snapshot other
+// than json.Unmarshal does.
+func checkHeader(t *testing.T, raw []byte) {
+	t.Helper()
+	if !json.Valid(raw) {
+		return // only ever given valid JSON
+	}
+	got, ok := headerMembersValid(raw)
+	if !ok {
+		return
+	}
+	var want headerMembers
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("%q: headerMembersValid read it, json.Unmarshal: %v", raw, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: headerMembersValid %+v, json.Unmarshal %+v", raw, got, want)
+	}
+}
+
+// TestHeaderMembersIsUnmarshal holds headerMembersValid to json.Unmarshal
+// over the edge cases, their prefixes and random snapshots, and checks
+// that the engine's snapshots take the read by hand.
+func TestHeaderMembersIsUnmarshal(t *testing.T) {
+	for _, s := range headerCases {
+		for i := range len(s) + 1 {
+			checkHeader(t, []byte(s[:i]))
+		}
+	}
+	if _, ok := headerMembersValid([]byte(headerCases[0])); !ok {
+		t.Errorf("the engine's snapshot is not read by hand")
+	}
+	r := rand.New(rand.NewPCG(34, 146))
+	parts := []string{`"config":`, `"system":`, `"System":`, `"tools":`, `"x":`, `"v"`, `"a\"b"`, `"\u0041"`, `1`, `null`, `{`, `}`, `,`, `[`, `]`, ` `}
+	for range 200000 {
+		var sb strings.Builder
+		sb.WriteString("{")
+		for range r.IntN(10) {
+			sb.WriteString(parts[r.IntN(len(parts))])
+		}
+		checkHeader(t, []byte(sb.String()))
+	}
+}
+
+// FuzzHeaderMembers holds headerMembersValid to json.Unmarshal on any
+// input.
+func FuzzHeaderMembers(f *testing.F) {
+	for _, s := range headerCases {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkHeader(t, raw) })
 }
 
 // checkData fails when fastData reads data other than json.Unmarshal does.
@@ -32,6 +98,7 @@ func checkData(t *testing.T, data []byte) {
 		func() any { return new(TurnEndData) },
 		func() any { return new(TurnData) },
 		func() any { return new(StepData) },
+		func() any { return new(RequestHeaderData) },
 	} {
 		// The trusting read (valid) is only ever given valid JSON.
 		for _, valid := range []bool{false, true} {
@@ -63,12 +130,13 @@ func TestFastDataIsUnmarshals(t *testing.T) {
 	}
 	for _, valid := range []bool{false, true} {
 		if !fastData([]byte(dataCases[0]), new(ToolCallData), valid) || !fastData([]byte(dataCases[1]), new(RequestContextData), valid) || !fastData([]byte(dataCases[2]), new(TurnEndData), valid) ||
-			!fastData([]byte(dataCases[0]), new(TurnData), valid) || !fastData([]byte(dataCases[0]), new(StepData), valid) {
+			!fastData([]byte(dataCases[0]), new(TurnData), valid) || !fastData([]byte(dataCases[0]), new(StepData), valid) ||
+			!fastData([]byte(`{"header":{"config":{}},"reason":"initial"}`), new(RequestHeaderData), valid) {
 			t.Errorf("the engine's data are not read by hand (valid %v)", valid)
 		}
 	}
 	r := rand.New(rand.NewPCG(34, 122))
-	parts := []string{`"turn":`, `"step":`, `"callId":`, `"name":`, `"Name":`, `"model":`, `"contextWindow":`, `"reason":`, `"kind":`, `"error":`, `"v"`, `"a\"b"`, `1`, `-2`, `0.5`, `null`, `{`, `}`, `,`, `[`, `]`, ` `}
+	parts := []string{`"header":`, `"turn":`, `"step":`, `"callId":`, `"name":`, `"Name":`, `"model":`, `"contextWindow":`, `"reason":`, `"kind":`, `"error":`, `"v"`, `"a\"b"`, `1`, `-2`, `0.5`, `null`, `{`, `}`, `,`, `[`, `]`, ` `}
 	for range 200000 {
 		var sb strings.Builder
 		sb.WriteString("{")

@@ -154,6 +154,37 @@ func ParseRequestHeader(raw json.RawMessage) (RequestHeader, error) {
 	return h, nil
 }
 
+// headerMembers are the members of a request header snapshot: the fields
+// and tags of RequestHeader, with System a pointer to tell an empty
+// system from an absent one (ParseRequestHeader's decode).
+type headerMembers struct {
+	Config json.RawMessage `json:"config"`
+	System *string         `json:"system"`
+	Tools  json.RawMessage `json:"tools"`
+}
+
+// headerMembersValid reads a snapshot known to be valid JSON by hand, as
+// json.Unmarshal into headerMembers reads it (the raw members are views of
+// raw, not copies); ok is false when raw is not an object, names a member
+// twice, or holds a system json.Unmarshal must read (not a string
+// fastString reads, nor null), and then the caller decodes it with
+// json.Unmarshal (data_fast_internal_test.go holds the two alike).
+func headerMembersValid(raw json.RawMessage) (h headerMembers, ok bool) {
+	var m [3]json.RawMessage
+	if !objectMembersValid(raw, []string{"config", "system", "tools"}, m[:]) {
+		return headerMembers{}, false
+	}
+	h.Config, h.Tools = m[0], m[2]
+	if m[1] != nil && string(m[1]) != "null" {
+		s, _, ok := fastString(m[1], 0)
+		if !ok {
+			return headerMembers{}, false
+		}
+		h.System = &s
+	}
+	return h, true
+}
+
 // checkHeaderEvent checks a request/header event and returns its snapshot
 // as logged and decoded (what ParseRequestHeader returns for it).
 func checkHeaderEvent(e *Event) (json.RawMessage, RequestHeader, error) {
@@ -173,16 +204,18 @@ func checkHeaderEvent(e *Event) (json.RawMessage, RequestHeader, error) {
 	if len(d.Header) == 0 || d.Header[0] != '{' {
 		return nil, RequestHeader{}, invalidf(e, "request header snapshot is missing or not an object")
 	}
-	// The fields and tags of RequestHeader, with System a pointer to
-	// tell an empty system from an absent one: the same decode as
-	// ParseRequestHeader's.
-	var h struct {
-		Config json.RawMessage `json:"config"`
-		System *string         `json:"system"`
-		Tools  json.RawMessage `json:"tools"`
-	}
-	if err := json.Unmarshal(d.Header, &h); err != nil {
-		return nil, RequestHeader{}, invalidf(e, "request header: %v", err)
+	h, ok := headerMembersValid(d.Header)
+	if !ok {
+		// An anonymous struct, as before: json's errors name the type.
+		var a struct {
+			Config json.RawMessage `json:"config"`
+			System *string         `json:"system"`
+			Tools  json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(d.Header, &a); err != nil {
+			return nil, RequestHeader{}, invalidf(e, "request header: %v", err)
+		}
+		h = headerMembers(a)
 	}
 	if h.Config == nil {
 		return nil, RequestHeader{}, invalidf(e, "request header has no config")
