@@ -36,10 +36,16 @@ var headerCases = []string{
 	`{}`, `[]`, `null`, `"s"`, `{"extra":{"system":"no"},"config":[]}`,
 }
 
-// checkHeader fails when headerMembersValid reads a valid snapshot other
-// than json.Unmarshal does.
+// checkHeader fails when headerMembersValid reads a valid snapshot, or
+// ParseRequestHeader any snapshot, other than json.Unmarshal does.
 func checkHeader(t *testing.T, raw []byte) {
 	t.Helper()
+	parsed, perr := ParseRequestHeader(raw)
+	var into RequestHeader
+	uerr := json.Unmarshal(raw, &into)
+	if (perr == nil) != (uerr == nil) || (uerr == nil && !reflect.DeepEqual(parsed, into)) {
+		t.Fatalf("%q: ParseRequestHeader %+v (%v), json.Unmarshal %+v (%v)", raw, parsed, perr, into, uerr)
+	}
 	if !json.Valid(raw) {
 		return // only ever given valid JSON
 	}
@@ -56,7 +62,8 @@ func checkHeader(t *testing.T, raw []byte) {
 	}
 }
 
-// TestHeaderMembersIsUnmarshal holds headerMembersValid to json.Unmarshal
+// TestHeaderMembersIsUnmarshal holds headerMembersValid and
+// ParseRequestHeader to json.Unmarshal
 // over the edge cases, their prefixes and random snapshots, and checks
 // that the engine's snapshots take the read by hand.
 func TestHeaderMembersIsUnmarshal(t *testing.T) {
@@ -80,8 +87,8 @@ func TestHeaderMembersIsUnmarshal(t *testing.T) {
 	}
 }
 
-// FuzzHeaderMembers holds headerMembersValid to json.Unmarshal on any
-// input.
+// FuzzHeaderMembers holds headerMembersValid and ParseRequestHeader to
+// json.Unmarshal on any input.
 func FuzzHeaderMembers(f *testing.F) {
 	for _, s := range headerCases {
 		f.Add([]byte(s))

@@ -147,6 +147,15 @@ func OwedHeader(latest *RequestHeader, assembled RequestHeader, firstOfInstance,
 
 // ParseRequestHeader decodes a logged header object.
 func ParseRequestHeader(raw json.RawMessage) (RequestHeader, error) {
+	if validJSON(raw) {
+		if m, ok := headerMembersValid(raw); ok { // a plain snapshot, read by hand
+			h := RequestHeader{Config: bytes.Clone(m.Config), Tools: bytes.Clone(m.Tools)}
+			if m.System != nil {
+				h.System = *m.System
+			}
+			return h, nil
+		}
+	}
 	var h RequestHeader
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return h, fmt.Errorf("request header: %w", err)

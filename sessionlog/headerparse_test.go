@@ -124,3 +124,48 @@ func BenchmarkSeedFixtures(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseRequestHeader parses every request header snapshot of the
+// fixture logs: ParseRequestHeader (new) and json.Unmarshal (old, what it
+// did before the read by hand).
+func BenchmarkParseRequestHeader(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join("..", "fixtures", "*", "session*.jsonl"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no fixture logs (%v)", err)
+	}
+	var raws []json.RawMessage
+	for _, f := range files {
+		d, err := jsonl.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range d.Events {
+			if d.Events[i].Type == sessionlog.TypeRequestHeader {
+				hd, err := sessionlog.DecodeData[sessionlog.RequestHeaderData](&d.Events[i])
+				if err != nil {
+					b.Fatal(err)
+				}
+				raws = append(raws, hd.Header)
+			}
+		}
+	}
+	b.Run("new", func(b *testing.B) {
+		for b.Loop() {
+			for _, raw := range raws {
+				if _, err := sessionlog.ParseRequestHeader(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("old", func(b *testing.B) {
+		for b.Loop() {
+			for _, raw := range raws {
+				var h sessionlog.RequestHeader
+				if err := json.Unmarshal(raw, &h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
