@@ -111,6 +111,7 @@ type Session struct {
 	repeat   repeatChain
 	notices  notices
 	catalog  catalogState
+	skillSet skillScan
 	instr    instrState
 
 	// started is closed when the SessionStart hooks have run; stopStart

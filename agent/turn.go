@@ -160,7 +160,7 @@ func (r *run) promptTurn(ctx context.Context, prompt []Content, started []*HookC
 		return failEnd(err)
 	}
 	first = append(first, msg)
-	r.s.setInvoked(r.s.invokedSkills(ctx, prompt))
+	r.s.setInvoked(r.s.invokedSkills(ctx, r.turn, prompt))
 	return r.steps(ctx, append(first, added...))
 }
 
@@ -177,7 +177,7 @@ func (r *run) showNotices(ctx context.Context) {
 	for _, n := range r.e.cfg.Notices {
 		notify(ctx, r.c.Updates, textNotice(hookWarning(n)))
 	}
-	for _, p := range r.s.skillProblems(ctx) {
+	for _, p := range r.s.skillProblems(ctx, r.turn) {
 		notify(ctx, r.c.Updates, textNotice(p+"\n"))
 	}
 	r.s.mu.Lock()
