@@ -127,7 +127,7 @@ func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []s
 	stop, err := r.finish(ctx, end)
 	s.turnEnded()
 	if err == nil {
-		r.afterTurn(ctx)
+		r.afterTurn()
 	}
 	return stop, err
 }
@@ -200,8 +200,10 @@ type run struct {
 	next          []sessionlog.UserMessage
 	stopContinues int
 	// titleFrom is the prompt the model is asked to title once the turn
-	// ends (nil: no title call is owed; agent/title.go).
+	// ends (nil: no title call is owed; agent/title.go); titleCall starts
+	// that call once its logged request is durable.
 	titleFrom *titleMessage
+	titleCall func()
 }
 
 // turnEnd is how a turn ended: the logged reason and what the caller gets.
@@ -237,14 +239,21 @@ func closing(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // finish writes the turn end and makes the log durable, whatever ended the
-// turn, and returns what the prompt answers.
+// turn, and returns what the prompt answers. One sync covers the turn
+// end, the request of the title call the turn owes (titleRequest) and the
+// results of a last step that left its sync to it (step).
 func (r *run) finish(ctx context.Context, end turnEnd) (StopReason, error) {
 	wctx, cancel := closing(ctx)
 	defer cancel()
 	if _, err := r.s.emit(wctx, r.e.now(), sessionlog.TypeTurnEnd, sessionlog.TurnEnd(r.turn, end.reason), nil, nil); err != nil {
-		return "", errors.Join(end.err, err)
+		// What the turn wrote before is made durable all the same.
+		return "", errors.Join(end.err, err, r.s.checkpoint(wctx))
+	}
+	if end.err == nil {
+		r.titleRequest(wctx)
 	}
 	if err := r.s.checkpoint(wctx); err != nil {
+		r.titleCall = nil
 		return "", errors.Join(end.err, err)
 	}
 	if end.err != nil {
