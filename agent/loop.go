@@ -265,9 +265,7 @@ func (e *Engine) prepareRequest(ctx context.Context, s *Session) (llm.Request, e
 	if err := s.logNarrowing(ctx); err != nil {
 		return llm.Request{}, err
 	}
-	// Compared with the header in force and maybe written: its canonical
-	// form is computed once.
-	assembled := s.assembleHeader(s.Mode(), s.approval()).Canonicalized()
+	assembled := s.assembleHeader(s.Mode(), s.approval())
 	rc := s.requestContext()
 	s.mu.Lock()
 	var latest *sessionlog.RequestHeader

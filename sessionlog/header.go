@@ -51,14 +51,6 @@ func (h RequestHeader) Canonical() []byte {
 	return append(b, '}')
 }
 
-// Canonicalized returns h with its canonical form computed once and kept,
-// for a header that is compared (Equal) and written (Snapshot) without
-// changing in between.
-func (h RequestHeader) Canonicalized() RequestHeader {
-	h.canon = h.Canonical()
-	return h
-}
-
 // Equal reports whether two headers have the same canonical form.
 func (h RequestHeader) Equal(o RequestHeader) bool {
 	return bytes.Equal(h.canonical(), o.canonical())
@@ -120,13 +112,7 @@ type headerSnapshot struct {
 }
 
 // AppendJSON implements Payload.
-func (s headerSnapshot) AppendJSON(b []byte) []byte {
-	b = append(b, `{"header":`...)
-	b = append(b, s.h.canonical()...)
-	b = append(b, `,"reason":`...)
-	b = AppendString(b, s.reason)
-	return append(b, '}')
-}
+func (s headerSnapshot) AppendJSON(b []byte) []byte { return append(b, HeaderData(s.h, s.reason)...) }
 
 // OwedHeader decides which request/header a step owes before its model call.
 // latest is the header in force (nil when the log has none); firstOfInstance
@@ -157,26 +143,22 @@ func ParseRequestHeader(raw json.RawMessage) (RequestHeader, error) {
 	return h, nil
 }
 
-// parseHeaderEvent checks a request/header event's data (its reason, and a
-// snapshot that is an object with a config and neither an empty system
-// nor empty tools) and returns the snapshot parsed and as it stands in
-// the data: the one decoding of the data that Log.Append needs.
-func parseHeaderEvent(e *Event) (RequestHeader, json.RawMessage, error) {
+func checkHeaderEvent(e *Event) error {
 	d, err := DecodeData[RequestHeaderData](e)
 	if err != nil {
-		return RequestHeader{}, nil, err
+		return err
 	}
 	switch d.Reason {
 	case ReasonInitial, ReasonResume, ReasonChange, ReasonSeries:
 	case reasonFallback:
-		return RequestHeader{}, nil, legacyf(e, "header reason \"fallback\" belongs to the removed delta codec")
+		return legacyf(e, "header reason \"fallback\" belongs to the removed delta codec")
 	case "":
-		return RequestHeader{}, nil, invalidf(e, "request header has no reason")
+		return invalidf(e, "request header has no reason")
 	default:
-		return RequestHeader{}, nil, invalidf(e, "unknown request header reason %q", d.Reason)
+		return invalidf(e, "unknown request header reason %q", d.Reason)
 	}
 	if len(d.Header) == 0 || d.Header[0] != '{' {
-		return RequestHeader{}, nil, invalidf(e, "request header snapshot is missing or not an object")
+		return invalidf(e, "request header snapshot is missing or not an object")
 	}
 	var h struct {
 		Config json.RawMessage `json:"config"`
@@ -184,21 +166,16 @@ func parseHeaderEvent(e *Event) (RequestHeader, json.RawMessage, error) {
 		Tools  json.RawMessage `json:"tools"`
 	}
 	if err := json.Unmarshal(d.Header, &h); err != nil {
-		return RequestHeader{}, nil, invalidf(e, "request header: %v", err)
+		return invalidf(e, "request header: %v", err)
 	}
 	if h.Config == nil {
-		return RequestHeader{}, nil, invalidf(e, "request header has no config")
+		return invalidf(e, "request header has no config")
 	}
 	if h.System != nil && *h.System == "" {
-		return RequestHeader{}, nil, invalidf(e, "request header is not canonical: empty system must be absent")
+		return invalidf(e, "request header is not canonical: empty system must be absent")
 	}
 	if h.Tools != nil && emptyJSON(h.Tools) {
-		return RequestHeader{}, nil, invalidf(e, "request header is not canonical: empty tools must be absent")
+		return invalidf(e, "request header is not canonical: empty tools must be absent")
 	}
-	// As ParseRequestHeader decodes it: a null system is no system.
-	parsed := RequestHeader{Config: h.Config, Tools: h.Tools}
-	if h.System != nil {
-		parsed.System = *h.System
-	}
-	return parsed, d.Header, nil
+	return nil
 }

@@ -120,19 +120,17 @@ func (l *Log) useStored(v StoredData) {
 // Append validates e against every log rule and appends it. On error the log
 // is unchanged.
 func (l *Log) Append(e Event) error {
-	// check decodes a header once (the largest event of a turn): the log
-	// keeps that decoding.
-	var h RequestHeader
-	var raw json.RawMessage
-	if err := l.check(&e, &h, &raw); err != nil {
+	if err := l.check(&e); err != nil {
 		return err
 	}
 	l.events = append(l.events, e)
 	ev := &l.events[len(l.events)-1]
 	switch {
 	case ev.Type == TypeRequestHeader:
+		d, _ := DecodeData[RequestHeaderData](ev) // validated by check
+		h, _ := ParseRequestHeader(d.Header)
 		h.canon = h.Canonical()
-		l.latestHeader, l.latestParsed, l.latestRaw = ev.Seq, h, raw
+		l.latestHeader, l.latestParsed, l.latestRaw = ev.Seq, h, d.Header
 	case ev.SurfaceOp != nil && !ev.SurfaceOp.Replace:
 		l.surface.push(ev.Seq)
 	case ev.SurfaceOp != nil:
@@ -147,9 +145,8 @@ var turnEndKinds = map[string]bool{
 	EndError: true, EndMaxTokens: true, EndInterrupted: true,
 }
 
-// check is the single validation path for Append and Seed. Of a
-// request/header it sets *h and *raw to the header it decoded.
-func (l *Log) check(e *Event, h *RequestHeader, raw *json.RawMessage) error {
+// check is the single validation path for Append and Seed.
+func (l *Log) check(e *Event) error {
 	if e.Seq != len(l.events) {
 		return invalidf(e, "seq %d out of order: expected %d", e.Seq, len(l.events))
 	}
@@ -174,9 +171,7 @@ func (l *Log) check(e *Event, h *RequestHeader, raw *json.RawMessage) error {
 	}
 	switch e.Type {
 	case TypeRequestHeader:
-		var err error
-		*h, *raw, err = parseHeaderEvent(e)
-		return err
+		return checkHeaderEvent(e)
 	case TypeTurnEnd:
 		d, err := DecodeData[TurnEndData](e)
 		if err != nil {
