@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -234,5 +235,56 @@ func TestSyncCheckpoints(t *testing.T) {
 	}
 	if len(sl.violations) == 0 && sl.synced != len(sl.appended) {
 		t.Errorf("%d events never made durable", len(sl.appended)-sl.synced)
+	}
+}
+
+// toolsProvider records the tool schemas of each model call.
+type toolsProvider struct {
+	llm.Provider
+	mu    sync.Mutex
+	tools [][]byte
+}
+
+func (p *toolsProvider) Stream(ctx context.Context, req llm.Request) (llm.Stream, error) {
+	p.mu.Lock()
+	p.tools = append(p.tools, slices.Clone(req.Tools))
+	p.mu.Unlock()
+	return p.Provider.Stream(ctx, req)
+}
+
+// TestToolSchemasAreTheFirstRequests: Engine.ToolSchemas, which reel acp
+// maps ahead of the first prompt (openai.Provider.WarmTools), are byte for
+// byte the tool schemas a new session's first model call carries, in each
+// default mode and in code mode — else the mapping done ahead is never
+// used.
+func TestToolSchemasAreTheFirstRequests(t *testing.T) {
+	for _, c := range []struct {
+		mode sandbox.Mode
+		code bool
+	}{{sandbox.WorkspaceWrite, false}, {sandbox.ReadOnly, false}, {sandbox.DangerFullAccess, false}, {sandbox.WorkspaceWrite, true}} {
+		dir := t.TempDir()
+		store, err := jsonl.Open(filepath.Join(dir, "state"), jsonl.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prov := &toolsProvider{Provider: replay.New([]replay.Entry{replay.TextEntry("hi")}, 0, dir)}
+		e, err := agent.New(agent.Config{Store: store, Models: agent.SharedModels{Provider: prov}, Provider: "replay", Model: "replay",
+			Mode: c.mode, CodeMode: c.code, DisableTitleModel: true, SpillDir: filepath.Join(dir, "spill")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.NewSession(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prompt(context.Background(), []agent.Content{{Text: "hello"}}, agent.Client{}); err != nil {
+			t.Fatal(err)
+		}
+		want := e.ToolSchemas()
+		if len(prov.tools) != 1 || len(want) == 0 || !bytes.Equal(prov.tools[0], want) {
+			t.Errorf("mode %s, code mode %v: the first call's tools differ from ToolSchemas (%d calls)", c.mode, c.code, len(prov.tools))
+		}
+		_ = e.Close()
+		_ = store.Close()
 	}
 }

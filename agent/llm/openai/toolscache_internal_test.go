@@ -78,3 +78,17 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestWarmToolsPrimesTheCache: after WarmTools the provider's cache holds
+// the schemas' mapping, which a request with the same bytes takes.
+func TestWarmToolsPrimesTheCache(t *testing.T) {
+	p, err := New(Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WarmTools(json.RawMessage(warmTools))
+	c := p.cfg.tools
+	if !bytes.Equal(c.raw, []byte(warmTools)) || len(c.tools) != 1 {
+		t.Fatalf("after WarmTools the cache holds %q (%d tools)", c.raw, len(c.tools))
+	}
+}
