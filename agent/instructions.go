@@ -381,7 +381,7 @@ func (e *Engine) contextHook(ctx context.Context, info StepInfo) (PreStepResult,
 			msgs = append(msgs, *m)
 		}
 	}
-	if m := s.skillCatalog(ctx); m != nil {
+	if m := s.skillCatalog(ctx, skillNeed{turn: info.Turn, step: info.Step}); m != nil {
 		msgs = append(msgs, *m)
 	}
 	if info.Step == 1 {

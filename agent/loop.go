@@ -125,10 +125,24 @@ func (r *run) step(ctx context.Context, step int, pending []sessionlog.UserMessa
 	if _, err := s.emit(wctx, r.e.now(), sessionlog.TypeStepEnd, stepData, nil, nil); err != nil {
 		return failEnd(err), false
 	}
-	if err := s.checkpoint(wctx); err != nil {
-		return failEnd(err), false
+	// The step's results are made durable now, or, when the step ends the
+	// turn and nothing runs before the turn's end is written (no Stop
+	// hook, no workspace capture), by the turn end's own sync (finish):
+	// one write and one sync for both. Either way they are durable before
+	// the prompt answers, before any model call or tool run that follows.
+	if more || !r.quietEnd() {
+		if err := s.checkpoint(wctx); err != nil {
+			return failEnd(err), false
+		}
 	}
 	return end, more
+}
+
+// quietEnd reports whether nothing runs between the end of the turn's last
+// step and its turn/end: no Stop hook is configured and no workspace
+// capture is owed (captureAfter).
+func (r *run) quietEnd() bool {
+	return len(r.e.hooks()) == 0 && !r.s.captureOwed(r.turn)
 }
 
 // stepBody is a step between its step/start and step/end: the entered user
@@ -143,10 +157,14 @@ func (r *run) stepBody(ctx context.Context, step int, pending []sessionlog.UserM
 	if end, ok := r.preStep(ctx, step); !ok {
 		return end, false
 	}
-	r.titleFallback(ctx)
+	showTitle := r.titleFallback(ctx)
 	req, err := r.e.prepareRequest(ctx, s)
 	if err != nil {
 		return r.failed(ctx, err), false
+	}
+	if showTitle != nil {
+		// The title is shown once it is durable (prepareRequest's sync).
+		showTitle()
 	}
 	req.Turn, req.Step = r.turn, step
 	if ctx.Err() != nil {

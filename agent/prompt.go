@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -57,6 +58,16 @@ func (e *Engine) systemPrompt(cwd string, mode sandbox.Mode, approval string) st
 	b.WriteString("- Paths may be absolute or relative to the working directory.\n")
 	b.WriteString("- Keep answers short and say what you changed.\n")
 	return b.String()
+}
+
+// ToolSchemas are the tool schemas the requests of a new session carry in
+// the default mode (without MCP servers): what a provider may prepare for
+// before the first prompt (reel acp warms its request encoding with them).
+func (e *Engine) ToolSchemas() json.RawMessage {
+	if e.cfg.CodeMode {
+		return codemode.Tool{}.WireSchemas()
+	}
+	return e.toolsFor(e.cfg.Mode).Schemas()
 }
 
 // assembleHeader builds the request header the session's next step would

@@ -117,6 +117,17 @@ func (r *run) captureWorkspace(ctx context.Context) {
 	}
 }
 
+// captureOwed reports whether captureAfter has a workspace capture to
+// take at the end of turn.
+func (s *Session) captureOwed(turn int) bool {
+	if s.eng.cfg.CheckpointDir == "" || s.child {
+		return false
+	}
+	s.cpMu.Lock()
+	defer s.cpMu.Unlock()
+	return s.cpTurn == turn && s.cpTree != ""
+}
+
 // captureAfter records the workspace as the turn leaves it, when the turn
 // captured a checkpoint: what a later rewind compares the workspace with
 // to find the files the user changed since.

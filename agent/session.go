@@ -115,6 +115,7 @@ type Session struct {
 	repeat   repeatChain
 	notices  notices
 	catalog  catalogState
+	skillSet skillScan
 	instr    instrState
 
 	// started is closed when the SessionStart hooks have run; stopStart

@@ -20,23 +20,59 @@ import (
 //   - a prompt naming a user-invocable skill as a /name word: the skill's
 //     instructions enter after the step's other messages.
 
+// skillNeed names one moment the session's skills are read for: the start
+// of a turn (its notices, the skills its prompt invokes and its first
+// step's catalog, a few statements apart) or a later step of it. The
+// skill directories are scanned once per need, so a skill added, changed
+// or removed while the session runs is seen at the next turn or step, as
+// the catalog's rule wants (agent/skills: "at every later step it
+// compares …"), and no need pays for a scan twice.
+type skillNeed struct{ turn, step int }
+
+// skillScan is the last scan of the session's skills and the need it
+// served (valid false: none yet, or one that served no need).
+type skillScan struct {
+	valid    bool
+	need     skillNeed
+	catalog  *skills.Catalog
+	problems []skills.Problem
+	// scans counts the session's scans (for its tests).
+	scans int
+}
+
 // discoverSkills is the catalog of the session's skills now, and the
-// SKILL.md files it could not use (logged too).
-func (s *Session) discoverSkills(ctx context.Context) (*skills.Catalog, []skills.Problem) {
+// SKILL.md files it could not use (logged at each scan). A call for the
+// need the last scan served gets that scan again.
+func (s *Session) discoverSkills(ctx context.Context, need skillNeed) (*skills.Catalog, []skills.Problem) {
+	s.mu.Lock()
+	if sc := s.skillSet; sc.valid && sc.need == need {
+		s.mu.Unlock()
+		return sc.catalog, sc.problems
+	}
+	s.skillSet.scans++
+	s.mu.Unlock()
 	c, problems := skills.Discover(ctx, s.cwd, s.eng.cfg.Skills)
 	for _, p := range problems {
 		s.eng.log.Warn("skill skipped", "session", s.id, "problem", p.String())
+	}
+	if c.Complete() && need.turn > 0 {
+		// An incomplete scan (a cancelled context, a root that could not
+		// be read) is not kept: the next caller of the need scans again;
+		// nor is one outside a turn (SessionCommands).
+		s.mu.Lock()
+		s.skillSet = skillScan{valid: true, need: need, catalog: c, problems: problems, scans: s.skillSet.scans}
+		s.mu.Unlock()
 	}
 	return c, problems
 }
 
 // skillProblems are the session's SKILL.md files that cannot be used, as
-// lines for its user ("" when skills are off).
-func (s *Session) skillProblems(ctx context.Context) []string {
+// lines for its user ("" when skills are off), at the start of turn.
+func (s *Session) skillProblems(ctx context.Context, turn int) []string {
 	if s.eng.cfg.DisableSkills {
 		return nil
 	}
-	_, problems := s.discoverSkills(ctx)
+	_, problems := s.discoverSkills(ctx, skillNeed{turn: turn, step: 1})
 	out := make([]string, 0, len(problems))
 	for _, p := range problems {
 		out = append(out, "skill skipped: "+p.String())
@@ -44,13 +80,13 @@ func (s *Session) skillProblems(ctx context.Context) []string {
 	return out
 }
 
-// skillCatalog is the catalog message the next step owes, nil when the
+// skillCatalog is the catalog message the step owes, nil when the
 // surface shows the session's skills already (or there are none to show).
-func (s *Session) skillCatalog(ctx context.Context) *sessionlog.UserMessage {
+func (s *Session) skillCatalog(ctx context.Context, need skillNeed) *sessionlog.UserMessage {
 	if s.eng.cfg.DisableSkills {
 		return nil
 	}
-	c, _ := s.discoverSkills(ctx)
+	c, _ := s.discoverSkills(ctx, need)
 	if !c.Complete() {
 		return nil // a root could not be read: say nothing rather than something wrong
 	}
@@ -131,8 +167,9 @@ func (s *Session) catalogDigest() (visible string, ever bool) {
 }
 
 // invokedSkills are the messages of the user-invocable skills a prompt
-// names as /name words, in order; names of no such skill stay text.
-func (s *Session) invokedSkills(ctx context.Context, prompt []Content) []sessionlog.UserMessage {
+// of turn names as /name words, in order; names of no such skill stay
+// text.
+func (s *Session) invokedSkills(ctx context.Context, turn int, prompt []Content) []sessionlog.UserMessage {
 	if s.eng.cfg.DisableSkills {
 		return nil
 	}
@@ -145,7 +182,7 @@ func (s *Session) invokedSkills(ctx context.Context, prompt []Content) []session
 	if len(names) == 0 {
 		return nil
 	}
-	c, _ := s.discoverSkills(ctx)
+	c, _ := s.discoverSkills(ctx, skillNeed{turn: turn, step: 1})
 	var out []sessionlog.UserMessage
 	for _, n := range names {
 		body, err := c.Load(n)
@@ -162,13 +199,14 @@ func (s *Session) invokedSkills(ctx context.Context, prompt []Content) []session
 }
 
 // SessionCommands lists the slash commands of session s: the engine's
-// own and one per user-invocable skill of its working directory.
+// own and one per user-invocable skill of its working directory, read
+// now (a need of its own: the session's next turn reads them again).
 func (e *Engine) SessionCommands(ctx context.Context, s *Session) []Command {
 	cmds := append(Commands(), e.checkpointCommands()...)
 	if e.cfg.DisableSkills || s == nil {
 		return cmds
 	}
-	c, _ := s.discoverSkills(ctx)
+	c, _ := s.discoverSkills(ctx, skillNeed{})
 	for _, sk := range c.UserVisible() {
 		cmds = append(cmds, Command{Name: sk.Name, Description: sk.Description})
 	}

@@ -215,17 +215,19 @@ func (s *Session) eligibleLocked() (msgs []titleMessage, titled bool) {
 
 // titleFallback gives a session without a title its fallback title, after
 // the step's messages are on the log; when the prompt is the session's
-// first, the model is to be asked once the turn ends (r.titleFrom).
-func (r *run) titleFallback(ctx context.Context) {
+// first, the model is to be asked once the turn ends (r.titleFrom). It
+// returns the update that shows the title, for the caller to send once
+// the log holding it is durable (nil: nothing to show).
+func (r *run) titleFallback(ctx context.Context) (show func()) {
 	s := r.s
 	if breakTitles() {
-		return
+		return nil
 	}
 	s.title.mu.Lock()
 	known := s.title.known
 	s.title.mu.Unlock()
 	if known {
-		return
+		return nil
 	}
 	s.mu.Lock()
 	msgs, titled := s.eligibleLocked()
@@ -236,7 +238,7 @@ func (r *run) titleFallback(ctx context.Context) {
 			s.title.known = true
 			s.title.mu.Unlock()
 		}
-		return
+		return nil
 	}
 	first := msgs[0]
 	text := fallbackTitle(first.Text)
@@ -249,21 +251,25 @@ func (r *run) titleFallback(ctx context.Context) {
 		// The step's own writes report a broken log; a title is not
 		// worth failing the turn for.
 		r.e.log.Warn("cannot write the fallback title", "session", s.id, "err", err)
-		return
+		return nil
 	}
 	s.title.mu.Lock()
 	s.title.known = true
 	s.title.mu.Unlock()
-	r.c.Updates.Title(ctx, Title{Text: text, Source: sessionlog.TitleFallback, At: time.UnixMilli(now)})
 	if len(msgs) == 1 && !r.e.cfg.DisableTitleModel && !r.s.child {
 		r.titleFrom = &first
 	}
+	return func() {
+		r.c.Updates.Title(ctx, Title{Text: text, Source: sessionlog.TitleFallback, At: time.UnixMilli(now)})
+	}
 }
 
-// afterTurn starts the title model call the turn owes, if any: its
-// request is on the log before the prompt answers, its answer arrives
-// later (Updates.Title).
-func (r *run) afterTurn(ctx context.Context) {
+// titleRequest logs the request of the title model call the turn owes,
+// if any, after its turn/end and before the sync that makes both durable
+// (finish): the request is on the log, durable, before the call is
+// dispatched and before the prompt answers. It sets r.titleCall, which
+// afterTurn starts once that sync succeeded.
+func (r *run) titleRequest(ctx context.Context) {
 	if r.titleFrom == nil {
 		return
 	}
@@ -282,32 +288,37 @@ func (r *run) afterTurn(ctx context.Context) {
 		Source:  sessionlog.MessageSource{Kind: "plugin", Extra: []sessionlog.Member{{Key: "plugin", Value: plugin}}},
 		ID:      r.e.newID(),
 	}
-	wctx, cancel := closing(ctx)
-	_, err := s.emit(wctx, r.e.now(), sessionlog.TypeTitleLLMRequest, sessionlog.TitleLLMRequestData{
+	if _, err := s.emit(ctx, r.e.now(), sessionlog.TypeTitleLLMRequest, sessionlog.TitleLLMRequestData{
 		TitleProvider: titleProviderID, MessageSeqs: []int{msgs[0].Seq}, Route: route,
 		System: titleSystem, Messages: []sessionlog.UserMessage{msg}, MaxTokens: titleMaxTokens,
-	}, nil, nil)
-	if err == nil {
-		err = s.checkpoint(wctx)
-	}
-	cancel()
-	if err != nil {
+	}, nil, nil); err != nil {
 		r.e.log.Warn("cannot write the title request; no title is asked for", "session", s.id, "err", err)
 		return
 	}
-	// The call belongs to the session, not to the prompt: it outlives the
-	// prompt's context and ends when the session closes.
-	tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	s.title.mu.Lock()
-	s.title.cancel, s.title.done = stop, done
-	s.title.mu.Unlock()
-	up := r.c.Updates
-	go func() {
-		defer close(done)
-		defer stop()
-		s.titleCall(tctx, up, route, msg, msgs)
-	}()
+	r.titleCall = func() {
+		// The call belongs to the session, not to the prompt: it outlives
+		// the prompt's context and ends when the session closes.
+		tctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan struct{})
+		s.title.mu.Lock()
+		s.title.cancel, s.title.done = stop, done
+		s.title.mu.Unlock()
+		up := r.c.Updates
+		go func() {
+			defer close(done)
+			defer stop()
+			s.titleCall(tctx, up, route, msg, msgs)
+		}()
+	}
+}
+
+// afterTurn starts the title model call the turn owes, if any (its
+// request was made durable with the turn's end, see titleRequest); its
+// answer arrives later (Updates.Title).
+func (r *run) afterTurn() {
+	if r.titleCall != nil {
+		r.titleCall()
+	}
 }
 
 // titleRoute is the model the session's latest request went to.

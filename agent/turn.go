@@ -127,7 +127,7 @@ func (s *Session) turn(ctx context.Context, c Client, prompt []Content, msgs []s
 	stop, err := r.finish(ctx, end)
 	s.turnEnded()
 	if err == nil {
-		r.afterTurn(ctx)
+		r.afterTurn()
 	}
 	return stop, err
 }
@@ -160,7 +160,7 @@ func (r *run) promptTurn(ctx context.Context, prompt []Content, started []*HookC
 		return failEnd(err)
 	}
 	first = append(first, msg)
-	r.s.setInvoked(r.s.invokedSkills(ctx, prompt))
+	r.s.setInvoked(r.s.invokedSkills(ctx, r.turn, prompt))
 	return r.steps(ctx, append(first, added...))
 }
 
@@ -177,7 +177,7 @@ func (r *run) showNotices(ctx context.Context) {
 	for _, n := range r.e.cfg.Notices {
 		notify(ctx, r.c.Updates, textNotice(hookWarning(n)))
 	}
-	for _, p := range r.s.skillProblems(ctx) {
+	for _, p := range r.s.skillProblems(ctx, r.turn) {
 		notify(ctx, r.c.Updates, textNotice(p+"\n"))
 	}
 	r.s.mu.Lock()
@@ -200,8 +200,10 @@ type run struct {
 	next          []sessionlog.UserMessage
 	stopContinues int
 	// titleFrom is the prompt the model is asked to title once the turn
-	// ends (nil: no title call is owed; agent/title.go).
+	// ends (nil: no title call is owed; agent/title.go); titleCall starts
+	// that call once its logged request is durable.
 	titleFrom *titleMessage
+	titleCall func()
 }
 
 // turnEnd is how a turn ended: the logged reason and what the caller gets.
@@ -237,14 +239,21 @@ func closing(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // finish writes the turn end and makes the log durable, whatever ended the
-// turn, and returns what the prompt answers.
+// turn, and returns what the prompt answers. One sync covers the turn
+// end, the request of the title call the turn owes (titleRequest) and the
+// results of a last step that left its sync to it (step).
 func (r *run) finish(ctx context.Context, end turnEnd) (StopReason, error) {
 	wctx, cancel := closing(ctx)
 	defer cancel()
 	if _, err := r.s.emit(wctx, r.e.now(), sessionlog.TypeTurnEnd, sessionlog.TurnEnd(r.turn, end.reason), nil, nil); err != nil {
-		return "", errors.Join(end.err, err)
+		// What the turn wrote before is made durable all the same.
+		return "", errors.Join(end.err, err, r.s.checkpoint(wctx))
+	}
+	if end.err == nil {
+		r.titleRequest(wctx)
 	}
 	if err := r.s.checkpoint(wctx); err != nil {
+		r.titleCall = nil
 		return "", errors.Join(end.err, err)
 	}
 	if end.err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/reel-agent/reel/sessionlog"
@@ -92,5 +93,25 @@ func BenchmarkReconstructAll(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAppendHeader measures appending a request/header of the size
+// reel's first step writes (a 6 KiB system prompt, 9 KiB of tool
+// schemas): the event is checked and its header kept parsed.
+func BenchmarkAppendHeader(b *testing.B) {
+	var tools []string
+	for i := range 20 {
+		tools = append(tools, fmt.Sprintf(`{"name":"tool%d","description":%q,"parameters":{"type":"object","properties":{"file_path":{"type":"string","description":"The absolute path"}},"required":["file_path"]}}`, i, strings.Repeat("Reads a file. ", 20)))
+	}
+	h := sessionlog.RequestHeader{Config: json.RawMessage(`{"provider":"deepseek","model":"deepseek-chat"}`),
+		System: strings.Repeat("You are reel, a coding agent.\n", 200), Tools: json.RawMessage("[" + strings.Join(tools, ",") + "]")}
+	ev := sessionlog.Event{Type: sessionlog.TypeRequestHeader, Seq: 0, Data: sessionlog.HeaderData(h, sessionlog.ReasonInitial)}
+	b.SetBytes(int64(len(ev.Data)))
+	for b.Loop() {
+		l := sessionlog.New(sessionlog.NewHeader("bench", 1, "/w"))
+		if err := l.Append(ev); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

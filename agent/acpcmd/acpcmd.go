@@ -493,13 +493,20 @@ func Run(ctx context.Context, args []string, env IO) error {
 	if err != nil {
 		return err
 	}
-	// The live model's first-use encoding work is done now, in the
+	// The live model's first-use encoding work, and the mapping of the
+	// tool schemas of a new session's requests, are done now, in the
 	// background, while initialize and session/new are answered (mostly
 	// waiting on fsync), not between the first prompt and its request.
 	if shared, ok := cfg.Models.(agent.SharedModels); ok {
 		if w, ok := shared.Provider.(interface{ Warm() }); ok {
 			var warm sync.WaitGroup
-			warm.Go(w.Warm)
+			warm.Go(func() {
+				w.Warm()
+				// The tool schemas of the first requests, mapped now.
+				if t, ok := w.(interface{ WarmTools(json.RawMessage) }); ok {
+					t.WarmTools(eng.ToolSchemas())
+				}
+			})
 			defer warm.Wait()
 		}
 	}

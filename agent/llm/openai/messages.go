@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -59,7 +61,7 @@ func buildParams(cfg Config, req llm.Request) (sdk.ChatCompletionNewParams, erro
 	if len(pending) > 0 {
 		params.Messages = append(params.Messages, toolImagesMessage(pending))
 	}
-	tools, err := chatTools(req.Tools)
+	tools, err := cfg.tools.get(req.Tools)
 	if err != nil {
 		return sdk.ChatCompletionNewParams{}, err
 	}
@@ -207,6 +209,36 @@ type toolSchema struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// toolsCache keeps the function tools of the tool schemas a provider
+// mapped last: the requests of a conversation repeat the same schemas
+// (about 10 KiB, strictly decoded tool by tool), so a step after the
+// first pays a comparison of bytes instead. It is safe for concurrent
+// use; a nil cache maps every time.
+type toolsCache struct {
+	mu    sync.Mutex
+	raw   []byte
+	tools []sdk.ChatCompletionToolUnionParam
+}
+
+// get is chatTools(raw), from the cache when raw is the schemas it mapped
+// last. The tools are shared by the requests that get them: read only.
+func (c *toolsCache) get(raw json.RawMessage) ([]sdk.ChatCompletionToolUnionParam, error) {
+	if c == nil {
+		return chatTools(raw)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.raw != nil && bytes.Equal(c.raw, raw) {
+		return slices.Clip(c.tools), nil
+	}
+	tools, err := chatTools(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.raw, c.tools = append([]byte{}, raw...), tools
+	return slices.Clip(tools), nil
 }
 
 // chatTools maps tool schemas to function tools, keeping each parameters

@@ -60,6 +60,10 @@ type Config struct {
 	// without Images, each is a text note in its place.
 	ImageInput bool
 	Images     ImageSource
+
+	// tools caches the mapping of tool schemas for the provider New
+	// makes (nil: none).
+	tools *toolsCache
 }
 
 // DeepSeek returns the configuration of the DeepSeek API: base URL
@@ -130,6 +134,7 @@ func New(cfg Config) (*Provider, error) {
 		opts = append(opts, option.WithAPIKey(key))
 	}
 	cfg.APIKey = "" // kept only in p.key
+	cfg.tools = &toolsCache{}
 	return &Provider{cfg: cfg, key: key, svc: sdk.NewChatCompletionService(opts...), log: logger}, nil
 }
 
