@@ -152,19 +152,23 @@ func TestGrepMatchesOldSearch(t *testing.T) {
 	}
 	// The trees are drawn in order from one seeded source, then searched
 	// in parallel shards (the searches are the slow part under -race).
+	compiled := make([]*regexp.Regexp, len(patterns))
+	for i, pat := range patterns {
+		compiled[i] = regexp.MustCompile(pat)
+	}
 	const shards = 8
 	for s := range shards {
 		t.Run(fmt.Sprintf("shard %d", s), func(t *testing.T) {
 			t.Parallel()
 			for i := s; i < len(cases); i += shards {
 				env, bounds := cases[i].env, cases[i].bounds
-				for _, pat := range patterns {
+				for p, pat := range patterns {
 					for _, mode := range []string{GrepFilesWithMatches, GrepContent, GrepCount} {
 						res, err := runGrep(context.Background(), env, mustJSON(t, map[string]any{"pattern": pat, "output_mode": mode}), bounds)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if want := oldGrep(env.Cwd, regexp.MustCompile(pat), mode); res.Text != want {
+						if want := oldGrep(env.Cwd, compiled[p], mode); res.Text != want {
 							t.Fatalf("case %d, pattern %q, mode %s, buffer %d:\ngot  %q\nwant %q", i, pat, mode, bounds.buf, res.Text, want)
 						}
 					}
