@@ -470,11 +470,14 @@ func TestLifetimeForeground(t *testing.T) {
 
 // TestLifetimeInterrupted: cancel and timeout end the whole tree,
 // including children in other sessions and children ignoring SIGTERM.
+// The cases run in parallel (each with its own fixture and token): the
+// three timeouts wait 3 s each.
 func TestLifetimeInterrupted(t *testing.T) {
 	requireLandlock(t)
 	for _, mode := range allModes() {
 		for _, how := range []string{"cancel", "timeout"} {
 			t.Run(string(mode)+"/"+how, func(t *testing.T) {
+				t.Parallel()
 				f := newFixture(t)
 				token := treeToken(t)
 				ctx, cancel := context.WithCancel(t.Context())

@@ -152,19 +152,23 @@ func TestGrepMatchesOldSearch(t *testing.T) {
 	}
 	// The trees are drawn in order from one seeded source, then searched
 	// in parallel shards (the searches are the slow part under -race).
+	compiled := make([]*regexp.Regexp, len(patterns))
+	for i, pat := range patterns {
+		compiled[i] = regexp.MustCompile(pat)
+	}
 	const shards = 8
 	for s := range shards {
 		t.Run(fmt.Sprintf("shard %d", s), func(t *testing.T) {
 			t.Parallel()
 			for i := s; i < len(cases); i += shards {
 				env, bounds := cases[i].env, cases[i].bounds
-				for _, pat := range patterns {
+				for p, pat := range patterns {
 					for _, mode := range []string{GrepFilesWithMatches, GrepContent, GrepCount} {
 						res, err := runGrep(context.Background(), env, mustJSON(t, map[string]any{"pattern": pat, "output_mode": mode}), bounds)
 						if err != nil {
 							t.Fatal(err)
 						}
-						if want := oldGrep(env.Cwd, regexp.MustCompile(pat), mode); res.Text != want {
+						if want := oldGrep(env.Cwd, compiled[p], mode); res.Text != want {
 							t.Fatalf("case %d, pattern %q, mode %s, buffer %d:\ngot  %q\nwant %q", i, pat, mode, bounds.buf, res.Text, want)
 						}
 					}
@@ -262,16 +266,25 @@ func TestGrepCancelMidScan(t *testing.T) {
 	}
 }
 
-// TestGrepMemoryBounded: content-mode grep over a 50 MB one-line file and
-// a 40 MB file of short lines allocates a few buffers, not the files.
+// TestGrepMemoryBounded: content-mode grep over a 24 MiB one-line file and
+// a 20 MiB file of short lines allocates a few buffers, not the files.
 func TestGrepMemoryBounded(t *testing.T) {
 	env := newEnv(t)
 	f, err := os.Create(filepath.Join(env.Cwd, "oneline.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 24 MiB in one line and 20 MiB of lines: each file is more than the
+	// 16 MiB bound, so holding either whole (or allocating afresh for
+	// each block read) fails; REEL_SOAK=1 runs 50 MiB and 40 MiB (7 CPU-s
+	// under -race -cover, where every block of the scan costs atomic
+	// coverage counts).
+	mib, lines := 24, 1<<20
+	if os.Getenv("REEL_SOAK") == "1" {
+		mib, lines = 50, 2<<20
+	}
 	chunk := []byte(strings.Repeat("abcdefgh", 1<<17))
-	for range 50 {
+	for range mib {
 		if _, err := f.Write(chunk); err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +292,7 @@ func TestGrepMemoryBounded(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, env.Cwd, "lines.txt", strings.Repeat("the quick brown fox\n", 2<<20))
+	writeFile(t, env.Cwd, "lines.txt", strings.Repeat("the quick brown fox\n", lines))
 	for _, pat := range []string{"abc", "zzz", "(?i)QUICK BROWN dog"} {
 		var res Result
 		var err error
