@@ -384,8 +384,16 @@ func (d *driver) drive(ctx context.Context) error {
 		if err := d.start(ctx, replayOrder(info, segOpens[i], children[i])); err != nil {
 			return err
 		}
+		p := d.p
 		err := d.steps(ctx, seg)
-		if serr := d.stop(); err == nil {
+		serr := d.stop()
+		if _, ok := errors.AsType[*stepFailed](err); ok {
+			// Quoted once the agent has exited: its stderr is then whole
+			// (a line it wrote just before answering the failing step can
+			// still be in the pipe while the step fails).
+			err = fmt.Errorf("%w\nstderr:\n%s", err, tail(p.errBuf.Bytes()))
+		}
+		if err == nil {
 			err = serr
 		}
 		if err != nil {
@@ -394,6 +402,18 @@ func (d *driver) drive(ctx context.Context) error {
 	}
 	return nil
 }
+
+// stepFailed is a step that failed in time (not by running out of it):
+// drive adds the agent's stderr to it after stopping the agent.
+type stepFailed struct {
+	step int
+	op   string
+	err  error
+}
+
+func (e *stepFailed) Error() string { return fmt.Sprintf("step %d (%s): %v", e.step, e.op, e.err) }
+
+func (e *stepFailed) Unwrap() error { return e.err }
 
 // env is the scrubbed environment of the agent: no inherited variables
 // (so no API key) beyond PATH, plus an isolated home and state dir.
@@ -724,7 +744,7 @@ func (d *driver) steps(ctx context.Context, steps []scenario.Step) error {
 			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s\n%s", i+1, st.Op, err, tail(before), d.p.dumpGoroutines(len(before)))
 		}
 		if err != nil {
-			return fmt.Errorf("step %d (%s): %w\nstderr:\n%s", i+1, st.Op, err, tail(d.p.errBuf.Bytes()))
+			return &stepFailed{step: i + 1, op: string(st.Op), err: err}
 		}
 	}
 	return nil

@@ -130,3 +130,44 @@ func TestStepTimeoutDumpsGoroutines(t *testing.T) {
 		})
 	}
 }
+
+// explainingAgent refuses initialize and then says why on stderr, as reel
+// logs a failure next to the error it answers with; it exits when stdin
+// closes.
+const explainingAgent = `#!/bin/bash
+read -r _
+printf '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error"}}\n'
+echo "why: the state dir is read-only" >&2
+cat >/dev/null
+`
+
+// A step that fails in time quotes everything the agent wrote to stderr,
+// also what it wrote after its answer: the quote is taken once the agent
+// has exited (CI once failed TestStepTimeoutDumpsGoroutines with an empty
+// quote, the agent's line still in the pipe).
+func TestStepFailureQuotesWholeStderr(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "reel")
+	if err := os.WriteFile(exe, []byte(explainingAgent), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in, err := scenario.ParseInput("input.json", []byte(`{"steps":[{"op":"initialize"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Exe: exe, Mode: Record, StepTimeout: 30 * time.Second}
+	for round := range 10 {
+		run, err := r.Execute(context.Background(), &scenario.Scenario{Name: "step-failure-stderr", Input: in})
+		if run != nil {
+			defer os.RemoveAll(run.Temp)
+		}
+		if err == nil {
+			t.Fatal("the refused initialize passed")
+		}
+		for _, w := range []string{"step 1 (initialize)", "Internal error", "stderr:\nwhy: the state dir is read-only"} {
+			if !strings.Contains(err.Error(), w) {
+				t.Fatalf("round %d: the failure does not say %q:\n%v", round, w, err)
+			}
+		}
+	}
+}
