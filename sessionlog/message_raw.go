@@ -1,6 +1,7 @@
 package sessionlog
 
 import (
+	"bytes"
 	"unicode/utf8"
 )
 
@@ -43,42 +44,29 @@ func ValidMessageParts(data []byte, parts []PlainPart) (_ []PlainPart, meta []by
 		return parts, nil, false
 	}
 	var message, metaSeen bool
-	i = skipWS(data, i+1)
-	for i < len(data) && data[i] == '"' {
-		kend, _ := valueEnd(data, i)
-		key := data[i:kend]
-		i = skipWS(data, kend)
-		i = skipWS(data, i+1) // the colon
-		if i >= len(data) {
-			return parts, nil, false
-		}
-		var vend int
-		switch {
-		case keyMatches(key, "message"):
-			if message || string(key) != `"message"` || data[i] != '{' {
-				return parts, nil, false
+	_, ok = walkObject(data, i, func(key []byte, v int) (int, bool) {
+		switch string(key) {
+		case "message":
+			if message || data[v] != '{' {
+				return 0, false
 			}
 			message = true
-			var ok bool
-			if vend, ok = r.message(i); !ok {
-				return parts, nil, false
-			}
-		case keyMatches(key, "meta"):
+			return r.message(v)
+		case "meta":
 			if metaSeen {
-				return parts, nil, false
+				return 0, false
 			}
 			metaSeen = true
-			vend, _ = valueEnd(data, i)
-			meta = data[i:vend:vend]
-		default:
-			vend, _ = valueEnd(data, i)
+			end, ok := valueEnd(data, v)
+			meta = data[v:end:end]
+			return end, ok
 		}
-		i = skipWS(data, vend)
-		if i < len(data) && data[i] == ',' {
-			i = skipWS(data, i+1)
+		if bytes.EqualFold(key, []byte("message")) || bytes.EqualFold(key, []byte("meta")) {
+			return 0, false // the member in another case: json.Unmarshal's to read
 		}
-	}
-	if !message {
+		return valueEnd(data, v)
+	})
+	if !ok || !message {
 		return parts, nil, false
 	}
 	return r.parts, meta, true
