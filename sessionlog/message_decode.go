@@ -145,14 +145,7 @@ func fastPart(b []byte, i int, p *Part) (int, bool) {
 			p.ToolCallID, end, ok = fastString(b, v)
 		case "isError":
 			bit = 64
-			switch {
-			case hasWord(b, v, "true"):
-				p.IsError, end = true, v+4
-			case hasWord(b, v, "false"):
-				p.IsError, end = false, v+5
-			default:
-				ok = false
-			}
+			p.IsError, end, ok = boolAt(b, v)
 		case "content":
 			bit = 128
 			p.Content, end, ok = fastParts(b, v)
@@ -223,6 +216,18 @@ func walkObject(b []byte, i int, member func(key []byte, v int) (int, bool)) (in
 		}
 		i = skipWS(b, i+1)
 	}
+}
+
+// boolAt reads the JSON boolean at b[i]: its value and end; ok false for
+// any other value.
+func boolAt(b []byte, i int) (v bool, end int, ok bool) {
+	switch {
+	case hasWord(b, i, "true"):
+		return true, i + 4, true
+	case hasWord(b, i, "false"):
+		return false, i + 5, true
+	}
+	return false, 0, false
 }
 
 // foldsTo reports whether key matches one of names as encoding/json

@@ -183,14 +183,7 @@ func (r *rawReader) part(i, in int) (int, bool) {
 			p.ToolCallID, end, ok = rawString(b, v)
 		case "isError":
 			bit = 64
-			switch {
-			case hasWord(b, v, "true"):
-				p.IsError, end = true, v+4
-			case hasWord(b, v, "false"):
-				p.IsError, end = false, v+5
-			default:
-				ok = false
-			}
+			p.IsError, end, ok = boolAt(b, v)
 		case "content":
 			bit = 128
 			end, ok = r.partList(v, at)
